@@ -1,0 +1,1 @@
+"""The `coqa` command line: a thin layer over the library (parse, call, print)."""

@@ -1,0 +1,42 @@
+"""Options and helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from coqa.config import Settings, load_settings
+
+
+def add_kb_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose a knowledge base (and the config file)."""
+    group = parser.add_argument_group("knowledge base (default: config, else the shipped demo KB)")
+    group.add_argument("--store", metavar="DIR", help="embedded oxigraph store directory made by `coqa load`")
+    group.add_argument("--endpoint", metavar="URL", help="SPARQL 1.1 query endpoint, e.g. http://127.0.0.1:7878/query")
+    group.add_argument("--gstore", metavar="URL", help="gStore ghttp server, e.g. http://127.0.0.1:9000 (with --db)")
+    group.add_argument("--db", metavar="NAME", help="gStore database name")
+    group.add_argument("--mention-index", metavar="DIR", help="mention index directory (default: STORE/mentions)")
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings from the config file, the environment and the flags in `args`."""
+    flags: dict[str, object] = {}
+    if getattr(args, "gstore", None):
+        flags.update(backend="gstore", gstore_url=args.gstore, gstore_db=args.db)
+    elif getattr(args, "endpoint", None):
+        flags.update(backend="sparql", endpoint=args.endpoint)
+    elif getattr(args, "store", None):
+        flags.update(backend="oxigraph")
+    for key in ("store", "mention_index", "model"):
+        if getattr(args, key, None):
+            flags[key] = getattr(args, key)
+    settings = load_settings(getattr(args, "config", None), flags)
+    logging.basicConfig(level=settings.log_level.upper(), format="coqa: %(levelname)s: %(message)s")
+    return settings
+
+
+def fail(message: str, code: int = 1) -> int:
+    """Print a one-line error to stderr and return the exit code."""
+    print(f"coqa: error: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,68 @@
+"""The knowledge-base layer: store backends, the loader and the name codec.
+
+It knows nothing about questions. `open_kb` picks the backend named by the
+settings; everything above talks to the `KnowledgeBase` interface only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coqa.config import Settings
+from coqa.kb.base import KBError, KnowledgeBase, QueryResult
+from coqa.kb.names import Term
+
+STORE_SUBDIR = "oxigraph"
+INDEX_SUBDIR = "mentions"
+MANIFEST = "manifest.json"
+
+__all__ = ["KBError", "KnowledgeBase", "QueryResult", "Term", "open_kb", "store_directory", "mention_index_directory"]
+
+
+def store_directory(settings: Settings) -> Path:
+    """The store directory for the oxigraph backend: the configured one, or
+    the demo knowledge base in the cache directory, loaded on first use."""
+    if settings.store:
+        return Path(settings.store).expanduser()
+    from coqa.kb.demo import ensure_demo_store
+
+    return ensure_demo_store(settings.cache_path)
+
+
+def mention_index_directory(settings: Settings) -> Path:
+    """Where the mention index lives: the configured directory, else next to the store."""
+    if settings.mention_index:
+        return Path(settings.mention_index).expanduser()
+    if settings.backend != "oxigraph" and not settings.store:
+        raise KBError(
+            f"the {settings.backend} backend needs a mention index: build one with "
+            "`coqa load KB_DIR --store DIR --index-only` and set mention_index (or --store DIR)"
+        )
+    return store_directory(settings) / INDEX_SUBDIR
+
+
+def open_kb(settings: Settings) -> KnowledgeBase:
+    """Open the knowledge base the settings name; KBError with a clear message if it cannot be."""
+    if settings.backend == "oxigraph":
+        from coqa.kb.oxigraph_store import OxigraphStore
+
+        return OxigraphStore(store_directory(settings) / STORE_SUBDIR)
+    if settings.backend == "sparql":
+        if not settings.endpoint:
+            raise KBError("the sparql backend needs an endpoint URL (--endpoint URL or COQA_ENDPOINT)")
+        from coqa.kb.sparql_endpoint import SparqlEndpoint
+
+        return SparqlEndpoint(settings.endpoint, settings.timeout, settings.retries, settings.retry_backoff)
+    if not settings.gstore_url or not settings.gstore_db:
+        raise KBError("the gstore backend needs a server URL and a database (--gstore URL --db NAME)")
+    from coqa.kb.gstore import GStore
+
+    return GStore(
+        settings.gstore_url,
+        settings.gstore_db,
+        settings.gstore_user,
+        settings.gstore_password,
+        settings.timeout,
+        settings.retries,
+        settings.retry_backoff,
+    )

@@ -1,0 +1,46 @@
+"""The small interface every knowledge-base backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from coqa.kb.names import Term
+
+
+class KBError(Exception):
+    """A knowledge-base failure with a one-line message fit for the user
+    (server down, timeout, error reply, missing store). Never a traceback."""
+
+
+@dataclass
+class QueryResult:
+    """Rows of a SELECT query: one tuple per solution, aligned with `variables`;
+    an unbound variable is None. Terms are PKU BASE names or literal values."""
+
+    variables: list[str]
+    rows: list[tuple[Term | None, ...]] = field(default_factory=list)
+
+    def column(self, index: int = 0) -> list[Term]:
+        """The bound values of one column, in row order, without duplicates."""
+        seen: dict[Term, None] = {}
+        for row in self.rows:
+            term = row[index]
+            if term is not None:
+                seen.setdefault(term, None)
+        return list(seen)
+
+
+class KnowledgeBase(Protocol):
+    """A store of PKU BASE triples answering SPARQL SELECT queries.
+
+    `select` takes a query in PKU BASE style (bare `<name>`s, as in the CCKS
+    gold SPARQL); each backend translates names as it needs to. It raises
+    KBError for anything the user must be told about.
+    """
+
+    description: str
+
+    def select(self, query: str) -> QueryResult: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,147 @@
+"""The one codec between PKU BASE names and absolute IRIs, and the term type.
+
+PKU BASE names are bare (`<李白_（唐朝著名诗人）>`, `<2008年北京奥运会 >`) and may
+hold characters an IRI cannot (space, `"`, `|`, `^`, `{`, `\\`, ...). Standard
+SPARQL engines need absolute IRIs, so every name is stored as
+``NAME_BASE + encode(name)``. Encoding percent-escapes exactly the characters
+an IRI path cannot hold plus `%` itself, so ``decode(encode(n)) == n`` for
+every string ``n``. The loader and every query go through this module; the
+rest of coqa only ever sees PKU BASE names.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, NamedTuple
+from urllib.parse import unquote
+
+NAME_BASE = "http://pkubase.org/r/"
+
+# Characters that may stand unescaped in the path of an absolute IRI
+# (RFC 3987 iunreserved / sub-delims / ':' '@' '/'), minus '%' which escapes.
+_IRI_SAFE = (
+    r"A-Za-z0-9\-._~!$&'()*+,;=:@/"
+    "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef"
+    "\U00010000-\U0001fffd\U00020000-\U0002fffd\U00030000-\U0003fffd"
+)
+_NEEDS_ESCAPE = re.compile(f"[^{_IRI_SAFE}]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group(0).encode("utf-8"))
+
+
+def name_to_iri(name: str) -> str:
+    """Absolute IRI for a PKU BASE name (without its angle brackets)."""
+    return NAME_BASE + _NEEDS_ESCAPE.sub(_escape_char, name)
+
+
+def iri_to_name(iri: str) -> str | None:
+    """PKU BASE name of an IRI made by `name_to_iri`, or None for any other IRI."""
+    if not iri.startswith(NAME_BASE):
+        return None
+    return unquote(iri[len(NAME_BASE):], encoding="utf-8", errors="strict")
+
+
+class Term(NamedTuple):
+    """A knowledge-base term as PKU BASE writes it: an entity name or a literal value.
+
+    `str(term)` is the answer format of the task: `<name>` or `"value"`.
+    Literal values are kept verbatim (PKU BASE literals may contain quotes).
+    """
+
+    value: str
+    is_literal: bool = False
+
+    def __str__(self) -> str:
+        return f'"{self.value}"' if self.is_literal else f"<{self.value}>"
+
+    @staticmethod
+    def entity(name: str) -> "Term":
+        return Term(name, False)
+
+    @staticmethod
+    def literal(value: str) -> "Term":
+        return Term(value, True)
+
+
+def sparql_string(text: str) -> str:
+    """`text` as a SPARQL string literal, quoted and escaped.
+
+    The only way question text reaches a literal in a generated query: any
+    character sequence yields one well-formed literal that means `text`.
+    """
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
+def sparql_name(name: str) -> str:
+    """`name` as a SPARQL IRI reference: `<name>` in PKU BASE style when possible.
+
+    A name that cannot stand between angle brackets as it is (it holds `<`,
+    `>`, a line break, or starts with white space or `=`, which would read as
+    a comparison) is written as its absolute IRI instead; every backend
+    accepts that form (see `to_standard_sparql` and `to_pkubase_sparql`).
+    """
+    if _UNSAFE_BARE_NAME.search(name) or not name or name[0] in " \t=":
+        return "<" + name_to_iri(name) + ">"
+    return f"<{name}>"
+
+
+# --- rewriting PKU-BASE-style queries for standard SPARQL engines -----------
+
+_UNSAFE_BARE_NAME = re.compile(r"[<>\n\r]")
+_W3C = "http://www.w3.org/"
+_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
+_IRIREF = re.compile(r"<([^<>\n]*)>")
+
+
+def _rewrite_iri(content: str) -> str:
+    if content.startswith(NAME_BASE) or content.startswith(_W3C):
+        return f"<{content}>"
+    return f"<{name_to_iri(content)}>"
+
+
+def to_pkubase_sparql(query: str) -> str:
+    """Rewrite absolute `NAME_BASE` IRIs in a query back to bare `<name>`s (for gStore)."""
+    return _map_iris(query, lambda content: f"<{iri_to_name(content)}>" if content.startswith(NAME_BASE) else f"<{content}>")
+
+
+def to_standard_sparql(query: str) -> str:
+    """Rewrite a query in PKU BASE style (bare `<name>`s) into standard SPARQL.
+
+    Every `<...>` outside string literals is taken as a PKU BASE name and
+    replaced by its absolute IRI, except IRIs already under `NAME_BASE` and
+    W3C vocabulary IRIs (datatypes such as xsd:integer). A `<` followed by
+    white space or `=` is a comparison operator, not a name.
+    """
+    return _map_iris(query, _rewrite_iri)
+
+
+def _map_iris(query: str, rewrite: Callable[[str], str]) -> str:
+    """Apply `rewrite` to the content of every IRI reference outside string literals."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(query):
+        ch = query[pos]
+        if ch in "\"'":
+            match = _STRING.match(query, pos)
+            if match:
+                out.append(match.group(0))
+                pos = match.end()
+                continue
+        elif ch == "<" and pos + 1 < len(query) and query[pos + 1] not in " \t\n=":
+            match = _IRIREF.match(query, pos)
+            if match:
+                out.append(rewrite(match.group(1)))
+                pos = match.end()
+                continue
+        out.append(ch)
+        pos += 1
+    return "".join(out)

@@ -1,0 +1,146 @@
+"""The persistent mention index: surface strings to the KB terms they may name.
+
+Built by `coqa load` next to the store, memory-mapped when opened, so the full
+PKU BASE mention2ent (~13M lines) stays within a small memory budget. Three
+kinds of surface are indexed, all under `normalize_surface`:
+
+- `MENTION`: a mention2ent line `mention -> entity` with its rank;
+- `NAME`: an entity's full name and its base name (the text before `_（`);
+- `LITERAL`: a short literal value and each of its segments split at
+  list punctuation (`、，,;；/`), pointing at the whole literal value.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import marisa_trie
+
+MENTION, NAME, LITERAL = "m", "n", "l"
+INDEX_FILE = "mentions.marisa"
+MAX_LITERAL_LENGTH = 40
+MIN_SEGMENT_LENGTH = 2
+_SEGMENT_SPLIT = re.compile(r"[、，,;；/|]+")
+_DOTS = str.maketrans({"•": "·", "・": "·", "‧": "·", "∙": "·"})
+
+
+def normalize_surface(text: str) -> str:
+    """The form in which surfaces are indexed and questions are matched:
+    NFKC (full width to half width), lower case, one kind of middle dot."""
+    return unicodedata.normalize("NFKC", text).lower().translate(_DOTS)
+
+
+def base_name(name: str) -> str:
+    """An entity name without its `_（…）` description: `李白_（唐朝诗人）` -> `李白`."""
+    cut = name.find("_（")
+    if cut < 0:
+        cut = name.find("_(")
+    return name[:cut] if cut > 0 else name
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One thing a surface may name: `target` is an entity name (kinds MENTION,
+    NAME) or a literal value (kind LITERAL); `rank` is the mention2ent rank
+    (1 = most likely), 0 where the source has none."""
+
+    kind: str
+    target: str
+    rank: int
+
+
+def _encode(kind: str, target: str, rank: int) -> bytes:
+    return f"{kind}{rank}\t{target}".encode("utf-8")
+
+
+def _decode(value: bytes) -> IndexEntry:
+    head, target = value.decode("utf-8").split("\t", 1)
+    return IndexEntry(head[0], target, int(head[1:]))
+
+
+class MentionIndexBuilder:
+    """Collects surfaces while the KB files stream by; `save` writes the index."""
+
+    def __init__(self) -> None:
+        self._entries: set[tuple[str, bytes]] = set()
+
+    def _add(self, surface: str, kind: str, target: str, rank: int) -> None:
+        key = normalize_surface(surface).strip()
+        if key:
+            self._entries.add((key, _encode(kind, target, rank)))
+
+    def add_mention(self, mention: str, entity: str, rank: int) -> None:
+        self._add(mention, MENTION, entity, rank)
+
+    def add_entity(self, name: str) -> None:
+        self._add(name, NAME, name, 0)
+        short = base_name(name)
+        if short != name:
+            self._add(short, NAME, name, 0)
+
+    def add_literal(self, value: str) -> None:
+        if len(value) > MAX_LITERAL_LENGTH:
+            return
+        self._add(value, LITERAL, value, 0)
+        for segment in _SEGMENT_SPLIT.split(value):
+            segment = segment.strip()
+            if len(segment) >= MIN_SEGMENT_LENGTH and segment != value:
+                self._add(segment, LITERAL, value, 0)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the index into `directory` (created if needed); return the file."""
+        path = Path(directory) / INDEX_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        trie = marisa_trie.BytesTrie(sorted(self._entries))
+        tmp = path.with_suffix(".tmp")
+        trie.save(str(tmp))
+        tmp.replace(path)
+        return path
+
+
+@dataclass(frozen=True)
+class SurfaceMatch:
+    """A surface found in a (normalized) text at [start, end)."""
+
+    start: int
+    end: int
+    surface: str
+    entries: tuple[IndexEntry, ...]
+
+
+class MentionIndex:
+    """Read side of the index; opened by memory-mapping the saved trie."""
+
+    def __init__(self, trie: marisa_trie.BytesTrie) -> None:
+        self._trie = trie
+
+    @classmethod
+    def open(cls, directory: str | Path) -> "MentionIndex":
+        path = Path(directory) / INDEX_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"no mention index at {path}: build it with `coqa load`")
+        trie = marisa_trie.BytesTrie()
+        trie.mmap(str(path))
+        return cls(trie)
+
+    def __len__(self) -> int:
+        return len(self._trie)
+
+    def lookup(self, surface: str) -> list[IndexEntry]:
+        """Entries for exactly this surface (normalized here)."""
+        return [_decode(v) for v in self._trie.get(normalize_surface(surface), [])]
+
+    def find_all(self, text: str) -> Iterator[SurfaceMatch]:
+        """Every indexed surface occurring in `text`, which must already be
+        normalized with `normalize_surface`."""
+        for start in range(len(text)):
+            for surface in self._trie.prefixes(text[start:]):
+                entries = tuple(_decode(v) for v in self._trie[surface])
+                yield SurfaceMatch(start, start + len(surface), surface, entries)
