@@ -1,0 +1,97 @@
+"""CCKS question files: reading them, and the triple patterns of gold SPARQL.
+
+A CCKS file holds blocks separated by blank lines: `qN:question`, the gold
+SPARQL (one or more lines), then the gold answers tab-separated. A plain
+question file holds one question per line, `qN:` optional.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+_QUESTION_PREFIX = re.compile(r"^\s*q\d+\s*[:：]\s*", re.I)
+_TERM = re.compile(r'<[^<>\n]*>|\?\w+|"(?:[^"\\]|\\.)*"(?:\^\^<[^>]*>"?|@[\w-]+)?|\'[^\']*\'')
+_BODY = re.compile(r"\{(.*)\}", re.S)
+
+
+def strip_question_prefix(line: str) -> str:
+    """A question line without its `qN:` label and surrounding white space."""
+    return _QUESTION_PREFIX.sub("", line, count=1).strip()
+
+
+@dataclass(frozen=True)
+class GoldQuestion:
+    """One question of a CCKS file with its gold SPARQL and answers."""
+
+    number: int
+    question: str
+    sparql: str
+    answers: tuple[str, ...]
+
+
+class DatasetError(ValueError):
+    """A CCKS file that cannot be read; the message names the file and line."""
+
+
+def read_ccks(path: str | Path) -> list[GoldQuestion]:
+    """All questions of a CCKS-format file, in file order."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as error:
+        raise DatasetError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path} is not UTF-8 text") from None
+    return list(_parse_blocks(text.replace("\r\n", "\n"), path))
+
+
+def _parse_blocks(text: str, path: Path) -> Iterator[GoldQuestion]:
+    line_number = 0
+    number = 0
+    for block in text.split("\n\n"):
+        lines = [line for line in block.split("\n") if line.strip()]
+        start = line_number + block[: len(block) - len(block.lstrip("\n"))].count("\n") + 1
+        line_number += block.count("\n") + 2
+        if not lines:
+            continue
+        if len(lines) < 2:
+            raise DatasetError(f"{path}:{start}: a question block needs a question and a SPARQL line")
+        question = strip_question_prefix(lines[0])
+        if len(lines) == 2:
+            sparql, answers = lines[1], ()
+        else:
+            sparql = " ".join(line.strip() for line in lines[1:-1])
+            answers = tuple(a.strip() for a in lines[-1].split("\t") if a.strip())
+        number += 1
+        yield GoldQuestion(number, question, sparql.strip(), answers)
+
+
+def read_questions(path: str | Path) -> list[str]:
+    """Questions of a plain question file (one per line, `qN:` stripped) or,
+    when the file is in CCKS format, the questions of its blocks."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as error:
+        raise DatasetError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path} is not UTF-8 text") from None
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [strip_question_prefix(line) for line in lines]
+
+
+def gold_triples(sparql: str) -> list[tuple[str, str, str]]:
+    """The triple patterns of a (possibly sloppy) gold SPARQL query, as term
+    strings (`<name>`, `?var`, `"literal"`). Missing dots are tolerated;
+    FILTER and other non-triple clauses are skipped."""
+    match = _BODY.search(sparql)
+    if not match:
+        return []
+    body = re.sub(r"(?i)\bfilter\s*\(.*?\)\s*\.?", " ", match.group(1))
+    terms = [t.group(0) for t in _TERM.finditer(body)]
+    return [tuple(terms[i : i + 3]) for i in range(0, len(terms) - len(terms) % 3, 3)]  # type: ignore[misc]

@@ -1,0 +1,66 @@
+"""What the pipeline did for one question: the record `coqa ask` shows,
+`coqa eval` inspects, and `Pipeline.answer` returns beside the answers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class MentionRecord:
+    """A span of the normalized question that may name something in the KB."""
+
+    text: str
+    start: int
+    end: int
+    sources: list[str]  # index kinds or detectors that found it: mention, name, literal, quote, hanlp
+
+
+@dataclass
+class LinkedTerm:
+    """A KB entity (or literal value) a mention was linked to, with its score."""
+
+    mention: str
+    term: str  # PKU BASE form: <name> or "literal"
+    score: float
+
+
+@dataclass
+class CandidateRecord:
+    """A candidate SPARQL query (PKU BASE style) with its shape, score and answers."""
+
+    sparql: str
+    shape: str
+    score: float
+    answers: list[str]
+
+
+@dataclass
+class Explanation:
+    """Every stage's output for one question. `failure` says why there is no
+    answer (bad input, no mention, no candidate, KB error) and is None otherwise."""
+
+    question: str
+    normalized: str = ""
+    mentions: list[MentionRecord] = field(default_factory=list)
+    linked: list[LinkedTerm] = field(default_factory=list)
+    candidates: list[CandidateRecord] = field(default_factory=list)  # best first
+    chosen: CandidateRecord | None = None
+    failure: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Answer:
+    """The answers to one question (PKU BASE terms as strings) and how they came out."""
+
+    answers: list[str]
+    explanation: Explanation
+
+    def line(self) -> str:
+        """The result.txt line: answers tab-separated, empty when there is none."""
+        return "\t".join(self.answers)
