@@ -1,7 +1,213 @@
-"""Placeholder: replaced by the module's owner."""
+"""`coqa score`, `coqa compare` and `coqa eval`: official scores of a result
+file, two runs side by side, and dev-set validation of the pipeline."""
+
+from __future__ import annotations
 
 import argparse
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Iterator
+
+from tqdm import tqdm
+
+from coqa.cli.common import add_kb_options, fail, settings_from_args
+from coqa.dataset import DatasetError, read_ccks
+from coqa.evaluation.compare import Comparison, compare_files
+from coqa.evaluation.metrics import DbqaScores, KbqaScores, MacroScores
+from coqa.evaluation.scoring import ScoringError, score_ccks, score_nlpcc_dbqa, score_nlpcc_kbqa
+from coqa.evaluation.validate import Progress, ValidationReport, validate
+
+TASKS = ("ccks", "nlpcc-kbqa", "nlpcc-dbqa")
+USAGE_ERROR = 2
+DEFAULT_AT = (1, 5)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add this module's subcommands."""
+    """Add the score, compare and eval subcommands."""
+    score = commands.add_parser(
+        "score",
+        help="official scores of a result file against gold answers",
+        description="Score RESULT (one tab-separated answer line per question; for nlpcc-dbqa one score "
+        "per sentence line) against GOLD (a CCKS file or one answer line per question; for nlpcc-dbqa "
+        "question<TAB>sentence<TAB>label lines). Exit code 2 when the files do not line up.",
+    )
+    score.add_argument("result", metavar="RESULT")
+    score.add_argument("gold", metavar="GOLD")
+    score.add_argument("--task", choices=TASKS, default="ccks", help="metric set (default: ccks)")
+    score.add_argument(
+        "--at",
+        type=_positive,
+        action="append",
+        metavar="N",
+        help="nlpcc-kbqa Accuracy@N cut-off, repeatable (default: 1 and 5)",
+    )
+    score.add_argument("--json", action="store_true", help="print the scores as JSON, full precision")
+    score.set_defaults(run=run_score)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two result files on the same gold answers",
+        description="Averaged F1 of RESULT_A and RESULT_B, questions B wins and loses against A, "
+        "and every question whose F1 differs.",
+    )
+    compare.add_argument("result_a", metavar="RESULT_A")
+    compare.add_argument("result_b", metavar="RESULT_B")
+    compare.add_argument("gold", metavar="GOLD")
+    compare.set_defaults(run=run_compare)
+
+    evaluate = commands.add_parser(
+        "eval",
+        help="run the pipeline on a CCKS dev file and report where errors come from",
+        description="Answer every question of DEV_FILE (CCKS format) and print macro P/R/F1, a breakdown "
+        "by gold query shape, entity-linking recall@k, candidate recall, ranking accuracy, latency and "
+        "throughput. Writes errors.jsonl, summary.md and result.txt to --out.",
+    )
+    evaluate.add_argument("dev_file", metavar="DEV_FILE")
+    add_kb_options(evaluate)
+    evaluate.add_argument("--model", metavar="FILE", help="ranking model (default: config)")
+    evaluate.add_argument("--limit", type=_positive, metavar="N", help="only the first N questions")
+    evaluate.add_argument("--jobs", type=_positive, default=1, metavar="N", help="questions answered in parallel")
+    evaluate.add_argument("--out", metavar="DIR", help="report directory (default: eval-<DEV>-<time>)")
+    evaluate.set_defaults(run=run_eval)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def run_score(args: argparse.Namespace) -> int:
+    try:
+        if args.task == "ccks":
+            scores: MacroScores | KbqaScores | DbqaScores = score_ccks(args.result, args.gold)
+        elif args.task == "nlpcc-kbqa":
+            scores = score_nlpcc_kbqa(args.result, args.gold, sorted(set(args.at or DEFAULT_AT)))
+        else:
+            scores = score_nlpcc_dbqa(args.result, args.gold)
+    except ScoringError as error:
+        return fail(str(error), USAGE_ERROR)
+    if args.json:
+        print(json.dumps({"task": args.task, **asdict(scores)}, ensure_ascii=False))
+    else:
+        print("\n".join(score_lines(scores)))
+    return 0
+
+
+def score_lines(scores: MacroScores | KbqaScores | DbqaScores) -> list[str]:
+    """Readable lines of a score set."""
+    rows = [("questions", str(scores.questions))]
+    if isinstance(scores, MacroScores):
+        rows += [
+            ("macro precision", f"{scores.precision:.4f}"),
+            ("macro recall", f"{scores.recall:.4f}"),
+            ("averaged F1", f"{scores.f1:.4f}  (mean of per-question F1: the official CCKS figure)"),
+            ("F1 of macro P, R", f"{scores.f1_of_macro_means:.4f}  (2PR/(P+R) of the two above; not official)"),
+        ]
+    elif isinstance(scores, KbqaScores):
+        rows += [("MRR", f"{scores.mrr:.4f}")]
+        rows += [(f"Accuracy@{n}", f"{value:.4f}") for n, value in scores.accuracy.items()]
+        rows += [("averaged F1", f"{scores.f1:.4f}")]
+    else:
+        rows += [("MRR", f"{scores.mrr:.4f}"), ("MAP", f"{scores.map:.4f}"), ("ACC@1", f"{scores.accuracy_at_1:.4f}")]
+    return [f"{name:<18}{value}" for name, value in rows]
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    try:
+        comparison = compare_files(args.result_a, args.result_b, args.gold)
+    except ScoringError as error:
+        return fail(str(error), USAGE_ERROR)
+    print("\n".join(comparison_lines(comparison, args.result_a, args.result_b)))
+    return 0
+
+
+def comparison_lines(comparison: Comparison, name_a: str, name_b: str) -> list[str]:
+    """Readable lines of a comparison: scores, won/lost, then each differing question."""
+    a, b = comparison.scores_a, comparison.scores_b
+    lines = [
+        f"A  {name_a}: averaged F1 {a.f1:.4f}  (macro P {a.precision:.4f}, macro R {a.recall:.4f})",
+        f"B  {name_b}: averaged F1 {b.f1:.4f}  (macro P {b.precision:.4f}, macro R {b.recall:.4f})",
+        f"B - A: {b.f1 - a.f1:+.4f} over {a.questions} questions; B wins {comparison.won}, "
+        f"loses {comparison.lost}, {comparison.unchanged} unchanged",
+    ]
+    if comparison.differences:
+        lines += ["", "question  F1 A    F1 B    B - A"]
+        lines += [
+            f"{d.number:<8}  {d.f1_a:.4f}  {d.f1_b:.4f}  {d.delta:+.4f}  {d.question}".rstrip()
+            for d in comparison.differences
+        ]
+    return lines
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    try:
+        questions = read_ccks(args.dev_file)
+    except DatasetError as error:
+        return fail(str(error), USAGE_ERROR)
+    if args.limit:
+        questions = questions[: args.limit]
+    settings = settings_from_args(args)
+    from coqa.model import ModelError
+    from coqa.pipeline import Pipeline
+
+    try:
+        pipeline = Pipeline.from_settings(settings)
+    except (ModelError, FileNotFoundError) as error:
+        return fail(str(error))
+    with _progress_bar(len(questions)) as update:
+        report = validate(questions, pipeline.answer, jobs=args.jobs, progress=update)
+    out = Path(args.out or f"eval-{Path(args.dev_file).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
+    paths = report.write(out)
+    print("\n".join(report_lines(report)))
+    print(f"\nreports: {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+@contextmanager
+def _progress_bar(total: int) -> Iterator[Progress]:
+    """A tqdm bar on stderr (hidden when stderr is not a terminal) as a
+    `progress(done, total)` callback."""
+    bar = tqdm(total=total, unit="q", disable=None, leave=False)
+    try:
+        yield lambda done, _total: bar.update(done - bar.n)
+    finally:
+        bar.close()
+
+
+def report_lines(report: ValidationReport) -> list[str]:
+    """Readable lines of a validation report, macro scores first."""
+    s = report.scores
+    lines = [
+        f"questions          {s.questions}",
+        f"macro precision    {s.precision:.4f}",
+        f"macro recall       {s.recall:.4f}",
+        f"averaged F1        {s.f1:.4f}",
+        "",
+        "by gold query shape   questions  exact   avg F1",
+    ]
+    lines += [
+        f"  {b.shape:<20}{b.scores.questions:>9}  {b.exact:>5}   {b.scores.f1:.4f}" if b.scores.questions
+        else f"  {b.shape:<20}{0:>9}  {0:>5}   -"
+        for b in report.by_shape
+    ]
+    lines += ["", "stage that failed"]
+    lines += [f"  {stage:<20}{count:>9}" for stage, count in report.stages.items()]
+    lines += [
+        "",
+        f"entity-linking recall ({report.linking_questions} questions with gold entities): "
+        + "  ".join(f"@{k} {v:.4f}" for k, v in report.linking_recall.items()),
+        f"candidate recall   {report.candidate_recall:.4f}",
+        f"ranking accuracy   {report.ranking_accuracy:.4f}  (over {report.ranking_questions} questions "
+        "with a correct candidate)",
+        f"latency            p50 {report.latency_p50 * 1000:.1f} ms, p95 {report.latency_p95 * 1000:.1f} ms",
+        f"throughput         {report.throughput:.2f} questions/s ({report.wall_seconds:.1f} s)",
+    ]
+    return lines
