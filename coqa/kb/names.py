@@ -12,6 +12,7 @@ rest of coqa only ever sees PKU BASE names.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, NamedTuple
 from urllib.parse import unquote
 
@@ -36,6 +37,7 @@ def name_to_iri(name: str) -> str:
     return NAME_BASE + _NEEDS_ESCAPE.sub(_escape_char, name)
 
 
+@lru_cache(maxsize=1 << 17)
 def iri_to_name(iri: str) -> str | None:
     """PKU BASE name of an IRI made by `name_to_iri`, or None for any other IRI."""
     if not iri.startswith(NAME_BASE):

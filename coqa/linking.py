@@ -1,0 +1,172 @@
+"""Entity linking: which KB entity (or literal value) each mention names.
+
+Every (mention, index entry) pair becomes a link candidate with features:
+mention length and position, mention2ent rank, exact-name and base-name
+match, entity degree, overlap of the question with the entity's `_（…）`
+description, type fit, how often the surface is a real mention in the
+training questions (keyphraseness). A learned model turns features into a
+score; `LinkedNode`s are the best-scored terms, one per term.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from coqa.cues import question_cues
+from coqa.kb.base import KnowledgeBase
+from coqa.kb.names import Term
+from coqa.mention_index import LITERAL, MENTION, NAME, base_name, normalize_surface
+from coqa.mentions import Mention
+from coqa.templates import Template
+
+MAX_TARGETS_PER_MENTION = 12
+_DESCRIPTION_OPEN = ("_（", "_(")
+_IGNORED_CHARS = set("的是了在和与及有哪些什么谁吗呢？?，,。.、 ")
+_PERSON_TYPES = {"人物", "演员", "歌手", "导演", "作家", "文学家", "运动员"}
+_PLACE_TYPES = {"地点", "国家", "城市", "行政区划", "景点"}
+
+
+@dataclass(frozen=True)
+class LinkedNode:
+    """A linked term with its score and the span of the question it came from."""
+
+    term: Term
+    score: float
+    start: int
+    end: int
+    surface: str
+
+    def overlaps(self, other: "LinkedNode") -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass
+class LinkCandidate:
+    """A (mention, term) pair with its features, before scoring."""
+
+    term: Term
+    mention: Mention
+    features: dict[str, float] = field(default_factory=dict)
+
+
+def description(name: str) -> str:
+    """The `_（…）` description of an entity name, or ''."""
+    for opener in _DESCRIPTION_OPEN:
+        cut = name.find(opener)
+        if cut > 0:
+            return name[cut + 2 :].rstrip("）)")
+    return ""
+
+
+def _overlap(part: str, text: str) -> float:
+    chars = set(part) - _IGNORED_CHARS
+    return len(chars & set(text)) / len(chars) if chars else 0.0
+
+
+class EntityLinker:
+    """Builds link candidates with features for the mentions of a question.
+
+    `keyphraseness` maps a normalized surface to (times it was a gold mention,
+    times it was matched) in the training questions.
+    """
+
+    def __init__(
+        self, kb: KnowledgeBase, templates: Mapping[str, Template], keyphraseness: Mapping[str, tuple[int, int]]
+    ) -> None:
+        self.kb = kb
+        self.templates = templates
+        self.keyphraseness = keyphraseness
+
+    def candidates(self, text: str, mentions: Sequence[Mention]) -> list[LinkCandidate]:
+        """Link candidates for the mentions of the normalized question `text`."""
+        pairs: dict[tuple[int, int, Term], LinkCandidate] = {}
+        for mention in mentions:
+            best_rank: dict[Term, int] = defaultdict(lambda: 0)
+            kinds: dict[Term, set[str]] = defaultdict(set)
+            for entry in mention.entries:
+                term = Term.literal(entry.target) if entry.kind == LITERAL else Term.entity(entry.target)
+                kinds[term].add(entry.kind)
+                if entry.kind == MENTION and (best_rank[term] == 0 or entry.rank < best_rank[term]):
+                    best_rank[term] = entry.rank
+            ordered = sorted(kinds, key=lambda t: (best_rank[t] or 99, NAME not in kinds[t], t.value))
+            for term in ordered[:MAX_TARGETS_PER_MENTION]:
+                features = self._mention_features(text, mention, mentions, len(kinds))
+                features.update(self._term_features(text, mention, term, kinds[term], best_rank[term]))
+                pairs[(mention.start, mention.end, term)] = LinkCandidate(term, mention, features)
+        result = list(pairs.values())
+        self._add_kb_features(text, result)
+        return result
+
+    def _mention_features(self, text: str, mention: Mention, mentions: Sequence[Mention], targets: int) -> dict[str, float]:
+        length = mention.end - mention.start
+        linked, seen = self.keyphraseness.get(mention.surface, (0, 0))
+        return {
+            "m_length": float(length),
+            "m_share": length / max(len(text), 1),
+            "m_start": mention.start / max(len(text), 1),
+            "m_targets": math.log1p(targets),
+            "m_nested": float(any(o.start <= mention.start and mention.end <= o.end and o is not mention for o in mentions)),
+            "m_contains": float(any(mention.start <= o.start and o.end <= mention.end and o is not mention for o in mentions)),
+            "m_quoted": float("quote" in mention.sources),
+            "m_ner": float("ner" in mention.sources),
+            "m_keyphrase": (linked + 0.5) / (seen + 1.0),
+            "m_keyphrase_seen": math.log1p(seen),
+            "m_ascii": float(mention.surface.isascii()),
+        }
+
+    @staticmethod
+    def _term_features(text: str, mention: Mention, term: Term, kinds: set[str], rank: int) -> dict[str, float]:
+        normalized_name = normalize_surface(term.value)
+        rest = text[: mention.start] + text[mention.end :]
+        desc = description(term.value)
+        return {
+            "t_rank": float(rank or 20),
+            "t_in_mention2ent": float(MENTION in kinds),
+            "t_exact_name": float(normalized_name == mention.surface),
+            "t_base_name": float(normalize_surface(base_name(term.value)) == mention.surface),
+            "t_literal": float(term.is_literal),
+            "t_has_description": float(bool(desc)),
+            "t_description_overlap": _overlap(normalize_surface(desc), rest) if desc else 0.0,
+            "t_name_length_ratio": len(mention.surface) / max(len(normalized_name), 1),
+        }
+
+    def _add_kb_features(self, text: str, candidates: list[LinkCandidate]) -> None:
+        entities = sorted({c.term for c in candidates if not c.term.is_literal})
+        degrees: dict[Term, float] = {}
+        types: dict[Term, set[str]] = defaultdict(set)
+        if entities:
+            for entity, count in self.kb.select(self.templates["degree"].render({"entities": entities})).rows:
+                if entity is not None and count is not None:
+                    degrees[entity] = float(count.value)
+            for entity, type_term in self.kb.select(self.templates["types"].render({"entities": entities})).rows:
+                if entity is not None and type_term is not None:
+                    types[entity].add(base_name(type_term.value))
+        cues = question_cues(text)
+        for candidate in candidates:
+            term_types = types.get(candidate.term, set())
+            is_person = float(bool(term_types & _PERSON_TYPES))
+            is_place = float(bool(term_types & _PLACE_TYPES))
+            candidate.features.update(
+                {
+                    "t_log_degree": math.log1p(degrees.get(candidate.term, 0.0)),
+                    "t_person": is_person,
+                    "t_place": is_place,
+                    "t_typed": float(bool(term_types)),
+                    "t_who_person": cues["cue_who"] * is_person,
+                    "t_where_place": cues["cue_where"] * is_place,
+                }
+            )
+
+
+def best_links(candidates: Sequence[LinkCandidate], scores: Sequence[float]) -> list[LinkedNode]:
+    """One LinkedNode per term, from its best-scored candidate, best first."""
+    best: dict[Term, LinkedNode] = {}
+    for candidate, score in zip(candidates, scores):
+        current = best.get(candidate.term)
+        if current is None or score > current.score:
+            mention = candidate.mention
+            best[candidate.term] = LinkedNode(candidate.term, float(score), mention.start, mention.end, mention.surface)
+    return sorted(best.values(), key=lambda node: (-node.score, node.term))

@@ -1,0 +1,175 @@
+"""The pipeline: question -> mentions -> linked entities -> candidate queries
+-> ranked -> executed -> answers, with the explanation of every step.
+
+`Pipeline.from_settings(settings).answer(text)` is the library entry point;
+the CLI, `coqa eval` and the training loop all go through it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from coqa.config import QUERIES_DIR, Settings
+from coqa.cues import CUES
+from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
+from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
+from coqa.kb.base import KBError
+from coqa.linking import EntityLinker, LinkCandidate, LinkedNode, best_links
+from coqa.mention_index import MentionIndex
+from coqa.mentions import Mention, detect_mentions, normalize_question
+from coqa.model import ModelError, TrainedModel
+from coqa.querygen import Candidate, Limits, QueryGenerator
+from coqa.ranking import PredicateAssociations, candidate_features
+from coqa.templates import Template, load_templates
+
+log = logging.getLogger("coqa")
+MAX_QUESTION_LENGTH = 300
+
+
+@dataclass
+class Analysis:
+    """The intermediate results for one question (what training needs too)."""
+
+    text: str
+    mentions: list[Mention]
+    link_candidates: list[LinkCandidate]
+    linked: list[LinkedNode]
+    candidates: list[Candidate]
+
+
+class Pipeline:
+    """Answers questions over one knowledge base with one trained model."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        index: MentionIndex,
+        model: TrainedModel | None,
+        templates: dict[str, Template],
+        extra_spans: Callable[[str], Iterable[tuple[int, int]]] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.kb = kb
+        self.index = index
+        self.model = model
+        self.templates = templates
+        self.extra_spans = extra_spans
+        self.linker = EntityLinker(kb, templates, model.keyphraseness if model else {})
+        self.generator = QueryGenerator(kb, templates, limits)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "Pipeline":
+        """Open the KB, mention index and model the settings name (KBError or
+        ModelError with a clear message when one cannot be opened)."""
+        model = TrainedModel.load(settings.model_path)
+        return cls.without_model(settings, model)
+
+    @classmethod
+    def without_model(cls, settings: Settings, model: TrainedModel | None = None) -> "Pipeline":
+        """A pipeline over the settings' KB and index with the given model (None:
+        for training, which supplies its own scores)."""
+        index_dir = mention_index_directory(settings)
+        try:
+            index = MentionIndex.open(index_dir)
+        except FileNotFoundError as error:
+            raise KBError(str(error)) from None
+        extra_spans = None
+        if settings.hanlp:
+            from coqa.ner import NERUnavailable, hanlp_spans
+
+            try:
+                extra_spans = hanlp_spans()
+            except NERUnavailable as error:
+                raise KBError(str(error)) from None
+        return cls(open_kb(settings), index, model, load_templates(QUERIES_DIR), extra_spans)
+
+    def detect(self, text: str) -> list[Mention]:
+        """Mentions in the normalized question."""
+        return detect_mentions(text, self.index, self.extra_spans)
+
+    def analyse(self, text: str) -> Analysis:
+        """Mentions, scored links and candidate queries for a normalized question."""
+        mentions = self.detect(text)
+        link_candidates = self.linker.candidates(text, mentions)
+        scores = self._model().linker.score([c.features for c in link_candidates])
+        return self.analyse_links(text, mentions, link_candidates, scores)
+
+    def analyse_links(
+        self, text: str, mentions: list[Mention], link_candidates: list[LinkCandidate], scores: Sequence[float]
+    ) -> Analysis:
+        """The rest of `analyse` for link candidates already scored (training
+        passes held-out scores here)."""
+        linked = best_links(link_candidates, scores)
+        candidates = self.generator.generate(linked, count_question=bool(CUES["count"].search(text)))
+        return Analysis(text, mentions, link_candidates, linked, candidates)
+
+    def featurize(self, analysis: Analysis, associations: PredicateAssociations) -> None:
+        """Compute the ranking features of every candidate of the analysis."""
+        for candidate in analysis.candidates:
+            candidate.features = candidate_features(analysis.text, candidate, analysis.linked, associations)
+
+    def rank(self, analysis: Analysis) -> list[tuple[float, Candidate]]:
+        """Candidates with their scores, best first."""
+        model = self._model()
+        self.featurize(analysis, model.associations)
+        scores = model.ranker.score([c.features for c in analysis.candidates])
+        return sorted(zip(scores, analysis.candidates), key=lambda pair: -pair[0])
+
+    def _model(self) -> TrainedModel:
+        if self.model is None:
+            raise ModelError("this pipeline has no trained model: train one with `coqa train`")
+        return self.model
+
+    def answer(self, question: str) -> Answer:
+        """The answers to one question and the explanation; never raises for a
+        bad question or a KB failure (the explanation's `failure` says why)."""
+        started = time.perf_counter()
+        explanation = Explanation(question=question)
+        answers: list[str] = []
+        try:
+            answers = self._answer(question, explanation)
+        except KBError as error:
+            explanation.failure = f"knowledge base error: {error}"
+        if explanation.failure:
+            log.info("no answer for %r: %s", question, explanation.failure)
+        explanation.seconds = time.perf_counter() - started
+        return Answer(answers, explanation)
+
+    def _answer(self, question: str, explanation: Explanation) -> list[str]:
+        if not question.strip():
+            explanation.failure = "empty question"
+            return []
+        if len(question) > MAX_QUESTION_LENGTH:
+            explanation.failure = f"question longer than {MAX_QUESTION_LENGTH} characters"
+            return []
+        text = normalize_question(question)
+        explanation.normalized = text
+        analysis = self.analyse(text)
+        explanation.mentions = [MentionRecord(m.surface, m.start, m.end, sorted(m.sources)) for m in analysis.mentions]
+        explanation.linked = [LinkedTerm(n.surface, str(n.term), round(n.score, 4)) for n in analysis.linked]
+        if not analysis.mentions:
+            explanation.failure = "no mention of a known entity or value"
+            return []
+        ranked = self.rank(analysis)
+        explanation.candidates = [self._record(score, c) for score, c in ranked]
+        if not ranked:
+            explanation.failure = "no candidate query"
+            return []
+        score, best = ranked[0]
+        result = self.kb.select(best.sparql(self.templates))
+        answers = [str(term) for term in result.column(0)]
+        explanation.chosen = CandidateRecord(best.sparql(self.templates), best.shape, round(score, 4), answers)
+        if not answers:
+            explanation.failure = "the chosen query has no answer"
+        return answers
+
+    def _record(self, score: float, candidate: Candidate) -> CandidateRecord:
+        return CandidateRecord(
+            candidate.sparql(self.templates), candidate.shape, round(score, 4), [str(a) for a in candidate.answers]
+        )
+
+    def close(self) -> None:
+        self.kb.close()

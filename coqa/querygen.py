@@ -1,0 +1,233 @@
+"""Query generation: candidate SPARQL queries for the linked entities.
+
+The shapes are the templates in queries/ (one readable file per shape). The
+knowledge base is asked which predicates and paths exist around each linked
+entity (the `discover_*` templates); every shape is then instantiated with
+what exists, and each candidate carries the answers it would return, so the
+ranker can look at them and only the chosen query is run again at the end.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import combinations, permutations
+from typing import Iterable, Mapping
+
+from coqa.kb.base import KnowledgeBase
+from coqa.kb.names import Term
+from coqa.linking import LinkedNode
+from coqa.templates import Template
+
+TYPE_PREDICATE = "类型"
+
+
+@dataclass
+class Candidate:
+    """One instantiated template: its shape (template name), bindings, the
+    linked nodes it uses, its predicates in path order, and its answers."""
+
+    shape: str
+    bindings: dict[str, Term]
+    nodes: tuple[LinkedNode, ...]
+    predicates: tuple[str, ...]
+    answers: tuple[Term, ...]
+    features: dict[str, float] = field(default_factory=dict)
+
+    def sparql(self, templates: Mapping[str, Template]) -> str:
+        return templates[self.shape].render(self.bindings)
+
+
+@dataclass
+class Limits:
+    """How far generation looks (bounds the work per question)."""
+
+    one_hop_nodes: int = 5
+    chain_nodes: int = 3
+    star_nodes: int = 5
+    discover_rows: int = 3000
+    chain_rows: int = 1500
+    max_candidates: int = 600
+
+
+@dataclass
+class _Neighbourhood:
+    out: dict[str, set[Term]]
+    inward: dict[str, set[Term]]
+
+    def subjects_by_node(self) -> dict[Term, set[str]]:
+        """For the incoming edges: subject -> the predicates it points here with."""
+        result: dict[Term, set[str]] = defaultdict(set)
+        for predicate, subjects in self.inward.items():
+            for subject in subjects:
+                result[subject].add(predicate)
+        return result
+
+    def objects_by_node(self) -> dict[Term, set[str]]:
+        result: dict[Term, set[str]] = defaultdict(set)
+        for predicate, objects in self.out.items():
+            for obj in objects:
+                result[obj].add(predicate)
+        return result
+
+
+class QueryGenerator:
+    """Builds candidate queries for linked nodes by asking the knowledge base."""
+
+    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: Limits | None = None) -> None:
+        self.kb = kb
+        self.templates = templates
+        self.limits = limits or Limits()
+
+    def _discover(self, name: str, limit: int, **terms: Term) -> list[tuple[Term | None, ...]]:
+        return self.kb.select(self.templates[name].render({**terms, "limit": limit})).rows
+
+    def _neighbourhood(self, node: Term) -> _Neighbourhood:
+        out: dict[str, set[Term]] = defaultdict(set)
+        inward: dict[str, set[Term]] = defaultdict(set)
+        if not node.is_literal:
+            for predicate, obj in self._discover("discover_out", self.limits.discover_rows, e=node):
+                if predicate is not None and obj is not None:
+                    out[predicate.value].add(obj)
+        for subject, predicate in self._discover("discover_in", self.limits.discover_rows, e=node):
+            if predicate is not None and subject is not None:
+                inward[predicate.value].add(subject)
+        return _Neighbourhood(out, inward)
+
+    def generate(self, nodes: list[LinkedNode], count_question: bool = False) -> list[Candidate]:
+        """Candidates for the linked nodes (best first); count variants only
+        when the question asks for a number of things."""
+        top = nodes[: self.limits.one_hop_nodes]
+        hoods = {node.term: self._neighbourhood(node.term) for node in top}
+        candidates: list[Candidate] = []
+        for node in top:
+            candidates.extend(self._one_hop(node, hoods[node.term]))
+        for node in [n for n in top if not n.term.is_literal][: self.limits.chain_nodes] + [
+            n for n in top if n.term.is_literal
+        ][:2]:
+            candidates.extend(self._chains(node))
+        pairs = [(a, b) for a, b in permutations(top[: self.limits.star_nodes], 2) if not a.overlaps(b)]
+        for first, second in pairs:
+            candidates.extend(self._pair(first, second, hoods))
+        for trio in combinations(top[: self.limits.star_nodes], 3):
+            if not any(a.overlaps(b) for a, b in combinations(trio, 2)):
+                candidates.extend(self._star3(trio, hoods))
+        if count_question:
+            candidates.extend(self._counts(candidates))
+        return _deduplicate(candidates)[: self.limits.max_candidates]
+
+    def _one_hop(self, node: LinkedNode, hood: _Neighbourhood) -> Iterable[Candidate]:
+        for predicate, objects in hood.out.items():
+            yield Candidate("one_hop_out", {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(objects))
+        for predicate, subjects in hood.inward.items():
+            yield Candidate("one_hop_in", {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(subjects))
+
+    def _chains(self, node: LinkedNode) -> Iterable[Candidate]:
+        directions = ("chain_in_out",) if node.term.is_literal else ("chain_out_out", "chain_in_out", "chain_out_in")
+        for shape in directions:
+            paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
+            for p1, p2, answer in self._discover("discover_" + shape, self.limits.chain_rows, e=node.term):
+                if p1 is not None and p2 is not None and answer is not None and answer != node.term:
+                    paths[(p1.value, p2.value)].add(answer)
+            for (p1, p2), answers in paths.items():
+                bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
+                yield Candidate(shape, bindings, (node,), (p1, p2), _sorted(answers))
+
+    def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
+        a, b = hoods[first.term], hoods[second.term]
+        yield from self._star("star_in_in", first, second, a.subjects_by_node(), b.subjects_by_node(), ordered=True)
+        yield from self._star("star_out_in", first, second, a.objects_by_node(), b.subjects_by_node(), ordered=False)
+        yield from self._star("star_out_out", first, second, a.objects_by_node(), b.objects_by_node(), ordered=True)
+        for predicate, objects in a.out.items():
+            if second.term in objects:
+                yield from self._linked_facts(first, second, predicate, a)
+        if TYPE_PREDICATE in b.inward and not first.term.is_literal:
+            yield from self._typed(first, second)
+
+    def _linked_facts(self, first: LinkedNode, second: LinkedNode, predicate: str, hood: _Neighbourhood) -> Iterable[Candidate]:
+        """`first predicate second` holds: the relation itself may be the answer,
+        or the fact may just pin down `first` for a one-hop question."""
+        relations = tuple(Term.entity(p) for p, objs in sorted(hood.out.items()) if second.term in objs)
+        if relations[0].value == predicate:
+            yield Candidate("predicate", {"e1": first.term, "e2": second.term}, (first, second), (), relations)
+        for other, objects in hood.out.items():
+            if other != predicate:
+                bindings = {"e": first.term, "p0": Term.entity(predicate), "e0": second.term, "p": Term.entity(other)}
+                yield Candidate("one_hop_out_checked", bindings, (first, second), (other, predicate), _sorted(objects))
+
+    def _typed(self, node: LinkedNode, type_node: LinkedNode) -> Iterable[Candidate]:
+        for shape in ("type_out", "type_in"):
+            typed: dict[str, set[Term]] = defaultdict(set)
+            for predicate, answer in self._discover("discover_" + shape, self.limits.discover_rows, e=node.term, t=type_node.term):
+                if predicate is not None and answer is not None:
+                    typed[predicate.value].add(answer)
+            for predicate, answers in typed.items():
+                bindings = {"e": node.term, "p": Term.entity(predicate), "t": type_node.term}
+                yield Candidate(shape, bindings, (node, type_node), (predicate, TYPE_PREDICATE), _sorted(answers))
+
+    @staticmethod
+    def _star(
+        shape: str,
+        first: LinkedNode,
+        second: LinkedNode,
+        preds_a: Mapping[Term, set[str]],
+        preds_b: Mapping[Term, set[str]],
+        ordered: bool,
+    ) -> Iterable[Candidate]:
+        """Answers linked to `first` one way and to `second` the other way;
+        `ordered` shapes are symmetric, so only one node order is kept."""
+        if ordered and first.term.value > second.term.value:
+            return
+        if shape != "star_in_in" and (first.term.is_literal or (shape == "star_out_out" and second.term.is_literal)):
+            return
+        groups: dict[tuple[str, str], set[Term]] = defaultdict(set)
+        for answer in preds_a.keys() & preds_b.keys():
+            if answer in (first.term, second.term):
+                continue
+            for p1 in preds_a[answer]:
+                for p2 in preds_b[answer]:
+                    groups[(p1, p2)].add(answer)
+        for (p1, p2), answers in groups.items():
+            bindings = {"e1": first.term, "p1": Term.entity(p1), "e2": second.term, "p2": Term.entity(p2)}
+            yield Candidate(shape, bindings, (first, second), (p1, p2), _sorted(answers))
+
+    @staticmethod
+    def _star3(trio: tuple[LinkedNode, ...], hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
+        maps = [hoods[node.term].subjects_by_node() for node in trio]
+        groups: dict[tuple[str, str, str], set[Term]] = defaultdict(set)
+        for answer in maps[0].keys() & maps[1].keys() & maps[2].keys():
+            for p1 in maps[0][answer]:
+                for p2 in maps[1][answer]:
+                    for p3 in maps[2][answer]:
+                        groups[(p1, p2, p3)].add(answer)
+        for predicates, answers in groups.items():
+            bindings: dict[str, Term] = {}
+            for i, (node, predicate) in enumerate(zip(trio, predicates), start=1):
+                bindings[f"e{i}"] = node.term
+                bindings[f"p{i}"] = Term.entity(predicate)
+            yield Candidate("star3_in", bindings, trio, predicates, _sorted(answers))
+
+    @staticmethod
+    def _counts(candidates: list[Candidate]) -> list[Candidate]:
+        """COUNT variants of the one-hop and two-entity-star candidates."""
+        shapes = {"one_hop_in": "count_in", "one_hop_out": "count_out", "star_in_in": "count_star_in_in"}
+        return [
+            Candidate(shapes[c.shape], c.bindings, c.nodes, c.predicates, (Term.literal(str(len(c.answers))),))
+            for c in candidates
+            if c.shape in shapes
+        ]
+
+
+def _sorted(terms: Iterable[Term]) -> tuple[Term, ...]:
+    return tuple(sorted(terms))
+
+
+def _deduplicate(candidates: list[Candidate]) -> list[Candidate]:
+    seen: set[tuple[str, tuple[tuple[str, Term], ...]]] = set()
+    unique = []
+    for candidate in candidates:
+        key = (candidate.shape, tuple(sorted(candidate.bindings.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(candidate)
+    return unique

@@ -1,0 +1,58 @@
+"""SPARQL templates: the readable `*.rq` files of queries/, one per query shape.
+
+A template is plain SPARQL with `{{name}}` placeholders. Terms reach a query
+only through `sparql_term`, so question text can never break its syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from coqa.kb.names import Term, sparql_name, sparql_string
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+@dataclass(frozen=True)
+class Template:
+    """A SPARQL template: `{{name}}` placeholders take terms, `{{limit}}` a number."""
+
+    name: str
+    text: str
+
+    @property
+    def placeholders(self) -> list[str]:
+        return list(dict.fromkeys(_PLACEHOLDER.findall(self.text)))
+
+    def render(self, bindings: Mapping[str, Term | int | Sequence[Term]]) -> str:
+        """The query with every placeholder replaced: a term by `sparql_term`,
+        a sequence of terms by their terms joined with spaces, a number as it is."""
+
+        def substitute(match: re.Match[str]) -> str:
+            value = bindings[match.group(1)]
+            if isinstance(value, int):
+                return str(value)
+            if isinstance(value, Term):
+                return sparql_term(value)
+            return " ".join(sparql_term(term) for term in value)
+
+        return _PLACEHOLDER.sub(substitute, self.text)
+
+
+def sparql_term(term: Term) -> str:
+    """A term as it stands in a query: `<name>` or an escaped string literal."""
+    return sparql_string(term.value) if term.is_literal else sparql_name(term.value)
+
+
+def load_templates(directory: str | Path) -> dict[str, Template]:
+    """All `*.rq` templates of a directory, by file stem, comment lines removed."""
+    templates: dict[str, Template] = {}
+    for path in sorted(Path(directory).glob("*.rq")):
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
+        templates[path.stem] = Template(path.stem, "\n".join(lines).strip())
+    if not templates:
+        raise FileNotFoundError(f"no query templates (*.rq) in {directory}")
+    return templates
