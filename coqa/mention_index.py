@@ -5,7 +5,7 @@ PKU BASE mention2ent (~13M lines) stays within a small memory budget. Three
 kinds of surface are indexed, all under `normalize_surface`:
 
 - `MENTION`: a mention2ent line `mention -> entity` with its rank;
-- `NAME`: an entity's full name and its base name (the text before `_（`);
+- `NAME`: an entity's full name and its base name (see `base_name`);
 - `LITERAL`: a short literal value and each of its segments split at
   list punctuation (`、，,;；/`), pointing at the whole literal value.
 """
@@ -34,12 +34,18 @@ def normalize_surface(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower().translate(_DOTS)
 
 
+_QUALIFIER_OPENERS = ("_（", "_(", "（", "(")
+
+
 def base_name(name: str) -> str:
-    """An entity name without its `_（…）` description: `李白_（唐朝诗人）` -> `李白`."""
-    cut = name.find("_（")
-    if cut < 0:
-        cut = name.find("_(")
-    return name[:cut] if cut > 0 else name
+    """An entity name without its qualifier: the `_（…）` description of PKU BASE
+    (`李白_（唐朝诗人）` -> `李白`) or a trailing bracketed branch
+    (`故宫博物院（故宫）` -> `故宫博物院`)."""
+    for opener in _QUALIFIER_OPENERS:
+        cut = name.find(opener)
+        if cut > 0:
+            return name[:cut]
+    return name
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,10 @@ class MentionIndexBuilder:
             segment = segment.strip()
             if len(segment) >= MIN_SEGMENT_LENGTH and segment != value:
                 self._add(segment, LITERAL, value, 0)
+
+    def add_index(self, index: "MentionIndex") -> None:
+        """Add every entry of an existing index (`coqa load --append`)."""
+        self._entries.update(index._trie.items())
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -22,7 +22,7 @@ from coqa.mention_index import MentionIndex
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
 from coqa.querygen import Candidate, Limits, QueryGenerator
-from coqa.ranking import PredicateAssociations, candidate_features
+from coqa.ranking import PredicateAssociations, add_relative_features, candidate_features
 from coqa.templates import Template, load_templates
 
 log = logging.getLogger("coqa")
@@ -62,8 +62,8 @@ class Pipeline:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Pipeline":
-        """Open the KB, mention index and model the settings name (KBError or
-        ModelError with a clear message when one cannot be opened)."""
+        """Open the KB, mention index and model the settings name (KBError,
+        ModelError or NERUnavailable with a clear message when one cannot be opened)."""
         model = TrainedModel.load(settings.model_path)
         return cls.without_model(settings, model)
 
@@ -78,12 +78,9 @@ class Pipeline:
             raise KBError(str(error)) from None
         extra_spans = None
         if settings.hanlp:
-            from coqa.ner import NERUnavailable, hanlp_spans
+            from coqa.ner import hanlp_spans
 
-            try:
-                extra_spans = hanlp_spans()
-            except NERUnavailable as error:
-                raise KBError(str(error)) from None
+            extra_spans = hanlp_spans()
         return cls(open_kb(settings), index, model, load_templates(QUERIES_DIR), extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
@@ -110,6 +107,7 @@ class Pipeline:
         """Compute the ranking features of every candidate of the analysis."""
         for candidate in analysis.candidates:
             candidate.features = candidate_features(analysis.text, candidate, analysis.linked, associations)
+        add_relative_features([c.features for c in analysis.candidates])
 
     def rank(self, analysis: Analysis) -> list[tuple[float, Candidate]]:
         """Candidates with their scores, best first."""

@@ -46,7 +46,9 @@ class Limits:
     chain_nodes: int = 3
     star_nodes: int = 5
     discover_rows: int = 3000
-    chain_rows: int = 1500
+    chain_rows: dict[str, int] = field(
+        default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
+    )  # the rarer the shape in CCKS, the less it may cost
     max_candidates: int = 600
 
 
@@ -126,7 +128,7 @@ class QueryGenerator:
         directions = ("chain_in_out",) if node.term.is_literal else ("chain_out_out", "chain_in_out", "chain_out_in")
         for shape in directions:
             paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-            for p1, p2, answer in self._discover("discover_" + shape, self.limits.chain_rows, e=node.term):
+            for p1, p2, answer in self._discover("discover_" + shape, self.limits.chain_rows[shape], e=node.term):
                 if p1 is not None and p2 is not None and answer is not None and answer != node.term:
                     paths[(p1.value, p2.value)].add(answer)
             for (p1, p2), answers in paths.items():
@@ -140,20 +142,27 @@ class QueryGenerator:
         yield from self._star("star_out_out", first, second, a.objects_by_node(), b.objects_by_node(), ordered=True)
         for predicate, objects in a.out.items():
             if second.term in objects:
-                yield from self._linked_facts(first, second, predicate, a)
+                yield from self._linked_facts(first, second, predicate, a, b)
         if TYPE_PREDICATE in b.inward and not first.term.is_literal:
             yield from self._typed(first, second)
 
-    def _linked_facts(self, first: LinkedNode, second: LinkedNode, predicate: str, hood: _Neighbourhood) -> Iterable[Candidate]:
+    def _linked_facts(
+        self, first: LinkedNode, second: LinkedNode, predicate: str, hood: _Neighbourhood, second_hood: _Neighbourhood
+    ) -> Iterable[Candidate]:
         """`first predicate second` holds: the relation itself may be the answer,
-        or the fact may just pin down `first` for a one-hop question."""
+        or the fact may just pin down `first` (or `second`) for a one-hop question."""
         relations = tuple(Term.entity(p) for p, objs in sorted(hood.out.items()) if second.term in objs)
         if relations[0].value == predicate:
             yield Candidate("predicate", {"e1": first.term, "e2": second.term}, (first, second), (), relations)
+        fact = {"p0": Term.entity(predicate), "e0": second.term}
         for other, objects in hood.out.items():
             if other != predicate:
-                bindings = {"e": first.term, "p0": Term.entity(predicate), "e0": second.term, "p": Term.entity(other)}
+                bindings = {"e": first.term, **fact, "p": Term.entity(other)}
                 yield Candidate("one_hop_out_checked", bindings, (first, second), (other, predicate), _sorted(objects))
+        fact = {"p0": Term.entity(predicate), "e0": first.term}
+        for other, objects in second_hood.out.items():
+            bindings = {"e": second.term, **fact, "p": Term.entity(other)}
+            yield Candidate("one_hop_out_checked_in", bindings, (second, first), (other, predicate), _sorted(objects))
 
     def _typed(self, node: LinkedNode, type_node: LinkedNode) -> Iterable[Candidate]:
         for shape in ("type_out", "type_in"):

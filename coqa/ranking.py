@@ -22,12 +22,20 @@ from coqa.mention_index import normalize_surface
 from coqa.querygen import TYPE_PREDICATE, Candidate
 
 SHAPES = (
-    "one_hop_out", "one_hop_in", "one_hop_out_checked", "chain_out_out", "chain_in_out", "chain_out_in",
+    "one_hop_out", "one_hop_in", "one_hop_out_checked", "one_hop_out_checked_in", "chain_out_out", "chain_in_out", "chain_out_in",
     "star_in_in", "star_out_in", "star_out_out", "star3_in", "type_in", "type_out", "predicate",
     "count_in", "count_out", "count_star_in_in",
 )  # fmt: skip
 ASSOCIATION_SMOOTHING = 5.0
 STRONG_LINK = 0.3
+
+
+OUTWARD_SHAPES = ("one_hop_out", "chain_out", "star_out", "type_out", "one_hop_out_checked", "count_out")
+
+
+def directed(predicate: str, outward: bool) -> str:
+    """The association key of a predicate read from a linked node: out of it (`p>`) or into it (`p<`)."""
+    return predicate + (">" if outward else "<")
 
 
 def grams(text: str) -> set[str]:
@@ -146,6 +154,9 @@ def _predicate_features(
         features[f"p_{key}_min"] = min(values)
         features[f"p_{key}_last"] = values[-1] if candidate.shape.startswith("chain") else values[0]
     features["p_length"] = float(len(predicates[0]))
+    first = directed(predicates[0], candidate.shape.startswith(OUTWARD_SHAPES))
+    features["p_assoc_directed"], _ = associations.score(first, rest_grams)
+    features["p_prior_directed"] = associations.prior(first)
     return features
 
 
@@ -165,3 +176,18 @@ def _answer_features(candidate: Candidate, cues: Mapping[str, float]) -> dict[st
         "a_who_entity": cues["cue_who"] * (1.0 - literal),
         "a_many_count": cues["cue_which_many"] * math.log1p(count),
     }
+
+
+RELATIVE_FEATURES = (
+    "link_max", "link_mean", "p_assoc_max_max", "p_assoc_top3_max", "p_char_max", "p_bigram_max",
+    "p_fuzzy_max", "p_prior_max", "coverage", "a_log_count",
+)  # fmt: skip
+
+
+def add_relative_features(rows: Sequence[dict[str, float]]) -> None:
+    """Add, for the key features, how far each candidate stays below the best
+    candidate of the same question (a pointwise model cannot see that otherwise)."""
+    for name in RELATIVE_FEATURES:
+        best = max((row[name] for row in rows), default=0.0)
+        for row in rows:
+            row[f"gap_{name}"] = best - row[name]

@@ -26,7 +26,7 @@ from coqa.linking import LinkCandidate
 from coqa.mentions import Mention, normalize_question
 from coqa.model import FeatureScorer, TrainedModel
 from coqa.pipeline import Analysis, Pipeline
-from coqa.ranking import PredicateAssociations, grams, remove_spans
+from coqa.ranking import PredicateAssociations, directed, grams, remove_spans
 
 FOLDS = 5
 POSITIVE_F1 = 0.5
@@ -46,18 +46,22 @@ class TrainingSummary:
 
 
 def gold_terms(sparql: str) -> tuple[set[Term], list[str]]:
-    """Entities/literals in subject or object position, and the predicates, of a gold query."""
+    """Entities/literals in subject or object position of a gold query, and its
+    predicates, each also as a directed key (see `directed`)."""
     terms: set[Term] = set()
     predicates: list[str] = []
-    for triple in gold_triples(sparql):
-        for position, item in enumerate(triple):
+    for subject, predicate, obj in gold_triples(sparql):
+        for item in (subject, obj):
             if item.startswith("<"):
-                if position == 1:
-                    predicates.append(item[1:-1])
-                else:
-                    terms.add(Term.entity(item[1:-1]))
-            elif item.startswith('"') and position == 2:
+                terms.add(Term.entity(item[1:-1]))
+            elif item.startswith('"'):
                 terms.add(Term.literal(item[1 : item.rfind('"')]))
+        if predicate.startswith("<"):
+            outward = not subject.startswith("?") and obj.startswith("?")
+            inward = subject.startswith("?") and not obj.startswith("?")
+            predicates.append(predicate[1:-1])
+            if outward or inward:
+                predicates.append(directed(predicate[1:-1], outward))
     return terms, predicates
 
 

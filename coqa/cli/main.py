@@ -8,7 +8,13 @@ import sys
 from coqa.cli import answer_commands, eval_commands, kb_commands, sparql_command
 from coqa.cli.common import fail
 from coqa.config import ConfigError
+from coqa.dataset import DatasetError
 from coqa.kb.base import KBError
+from coqa.model import ModelError
+from coqa.ner import NERUnavailable
+
+# Errors that mean "the user must change something": one line, no traceback.
+USER_ERRORS = (ConfigError, DatasetError, KBError, ModelError, NERUnavailable)
 
 DESCRIPTION = """Answer Chinese questions over PKU BASE (CCKS COQA / CKBQA).
 
@@ -42,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.run(args) or 0)
-    except (ConfigError, KBError) as error:
+    except USER_ERRORS as error:
         return fail(str(error))
     except KeyboardInterrupt:
         return fail("interrupted", 130)
