@@ -1,0 +1,156 @@
+"""Bounded retries with exponential backoff for the remote backends.
+
+A remote request is a function that either returns a reply or raises. Failures
+worth another try are connection errors, timeouts and HTTP 5xx replies; an
+HTTP 4xx reply (a bad query, a wrong URL, bad credentials) is final at once.
+Whatever goes wrong ends as one KBError whose one-line message names the
+service and its URL, e.g.
+``cannot reach the SPARQL endpoint http://127.0.0.1:7878/query: connection refused (3 attempts)``.
+"""
+
+from __future__ import annotations
+
+import errno
+import http.client
+import logging
+import os
+import socket
+import time
+import urllib.error
+from dataclasses import dataclass
+from typing import Callable, Iterator, TypeVar
+from urllib.parse import urlsplit
+
+import requests
+
+from coqa.kb.base import KBError
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+MAX_DETAIL = 200
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """`timeout`: seconds per request; `retries`: further attempts after a
+    retryable failure; `backoff`: seconds before the first retry, doubled for
+    each next one. The worst case lasts about
+    ``(retries + 1) * timeout + backoff * (2**retries - 1)`` seconds."""
+
+    timeout: float
+    retries: int
+    backoff: float
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise KBError(f"timeout must be a positive number of seconds, not {self.timeout}")
+        if self.retries < 0 or self.backoff < 0:
+            raise KBError("retries and retry_backoff must not be negative")
+
+
+class RemoteFailure(Exception):
+    """One failed request: a short `reason`, whether another attempt may
+    succeed, and whether the server was reached (it answered with an error)."""
+
+    def __init__(self, reason: str, retryable: bool, reached: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+        self.reached = reached
+
+
+def check_http_url(url: str, service: str) -> str:
+    """`url` if it is an absolute http(s) URL, else KBError naming the service."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise KBError(f"the {service} URL must look like http://HOST:PORT/..., not {url!r}")
+    return url
+
+
+def first_line(text: str | bytes) -> str:
+    """The first non-empty line of a reply body, shortened for a one-line message."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= MAX_DETAIL else line[: MAX_DETAIL - 1] + "…"
+
+
+def http_failure(status: int, detail: str = "") -> RemoteFailure:
+    """A failure for an HTTP error status: 5xx is retryable, anything else final."""
+    reason = f"HTTP {status}" + (f": {detail}" if detail else "")
+    return RemoteFailure(reason, retryable=status >= 500, reached=True)
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """`error` and what it wraps (urllib's `reason`, requests' and urllib3's chains)."""
+    seen: set[int] = set()
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        linked = [getattr(current, "reason", None), current.__cause__, current.__context__, *current.args[:1]]
+        pending.extend(item for item in linked if isinstance(item, BaseException))
+
+
+def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailure | None:
+    """Classify an exception raised by urllib or requests; None if it is not a transport failure."""
+    if isinstance(error, RemoteFailure):
+        return error
+    if isinstance(error, urllib.error.HTTPError):
+        return http_failure(error.code, first_line(error.read() or b""))
+    causes = list(_causes(error))
+    if isinstance(error, requests.Timeout) or any(isinstance(c, TimeoutError) for c in causes):
+        return RemoteFailure(f"no reply within {timeout:g} s", retryable=True, reached=False)
+    for cause in causes:
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return RemoteFailure("connection closed without a reply", retryable=True, reached=False)
+        if isinstance(cause, socket.gaierror):
+            return RemoteFailure(f"unknown host ({cause.strerror})", retryable=True, reached=False)
+        if isinstance(cause, OSError) and cause.errno is not None:
+            reason = "connection refused" if cause.errno == errno.ECONNREFUSED else os.strerror(cause.errno).lower()
+            return RemoteFailure(reason, retryable=True, reached=False)
+    if isinstance(error, (OSError, http.client.HTTPException, requests.RequestException)):
+        return RemoteFailure(first_line(str(error)) or type(error).__name__, retryable=True, reached=False)
+    return None
+
+
+def call_with_retries(
+    request: Callable[[], T],
+    *,
+    service: str,
+    url: str,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run `request` until it succeeds, fails for good, or the retries are spent.
+
+    `service` names the server in messages ("SPARQL endpoint"). Exceptions
+    that are not transport failures (and KBError) pass through unchanged.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return request()
+        except KBError:
+            raise
+        except Exception as error:  # classified below; anything else is re-raised
+            failure = failure_from_exception(error, policy.timeout)
+            if failure is None:
+                raise
+        if not failure.retryable or attempt > policy.retries:
+            raise KBError(_message(failure, service, url, attempt)) from None
+        delay = policy.backoff * 2 ** (attempt - 1)
+        log.info("%s %s: %s; retrying in %.2f s", service, url, failure.reason, delay)
+        sleep(delay)
+
+
+def _message(failure: RemoteFailure, service: str, url: str, attempts: int) -> str:
+    counted = f" ({attempts} attempts)" if attempts > 1 else ""
+    if failure.reached:
+        return f"the {service} {url} answered with an error: {failure.reason}{counted}"
+    return f"cannot reach the {service} {url}: {failure.reason}{counted}"

@@ -1,0 +1,312 @@
+"""Shared fixtures: a knowledge base in an embedded store, the same data behind
+a real `oxigraph serve` process, and small loopback HTTP servers for
+protocol-level tests (error replies, slow servers, gStore's API)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pyoxigraph as ox
+import pytest
+
+from coqa.kb import STORE_SUBDIR
+from coqa.kb.base import KBError
+from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
+from coqa.kb.loader import load_kb
+from coqa.kb.names import NAME_BASE, Term, name_to_iri
+from coqa.kb.oxigraph_store import OxigraphStore
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BENCH_DIR = REPO_ROOT.parent / "shared" / "data" / "pkubase-bench"
+SERVER_START_TIMEOUT = 30.0
+
+WRITER = "林海_（虚构作家）"
+
+# Invented facts, added to the shipped demo knowledge base so that every quirk the
+# backends must agree on is present: names with a trailing space, quotes, `|`,
+# `^`, braces and a backslash; literals with quotes and a tab; numbers for FILTER.
+FIXTURE_FACTS: list[tuple[str, str, Term]] = [
+    (WRITER, "代表作品", Term.entity("雪夜行")),
+    (WRITER, "代表作品", Term.entity("北河记")),
+    (WRITER, "出生日期", Term.literal("1931年5月2日")),
+    ("雪夜行", "作者", Term.entity(WRITER)),
+    ("北河记", "作者", Term.entity(WRITER)),
+    ("青石志", "作者", Term.entity("苏岚_（虚构作家）")),
+    ("雪夜行", "类型", Term.entity("虚构长篇小说")),
+    ("北河记", "类型", Term.entity("虚构长篇小说")),
+    ("青石志", "类型", Term.entity("虚构长篇小说")),
+    ("雪夜行", "出版社", Term.entity("青石出版社")),
+    ("青石志", "出版社", Term.entity("青石出版社")),
+    ("青石出版社", "所在地", Term.entity("云溪市")),
+    ("云溪市", "誉称", Term.literal("千湖之城")),
+    ("雪夜行", "别名", Term.literal('又名"雪行"')),
+    ("雪夜行", "页数", Term.literal("320")),
+    ("北河记", "页数", Term.literal("512")),
+    ("青石志", "页数", Term.literal("88")),
+    ("2030年云溪运动会 ", "举办城市", Term.entity("云溪市")),
+    ('"红线"行动', "发起者", Term.entity(WRITER)),
+    ("甲|乙", "组成", Term.entity("甲")),
+    ("甲|乙", "组成", Term.entity("乙")),
+    ("A^B {C}\\D", "备注", Term.literal("制表\t符")),
+]
+
+
+def _node(term: Term) -> ox.NamedNode | ox.Literal:
+    return ox.Literal(term.value) if term.is_literal else ox.NamedNode(name_to_iri(term.value))
+
+
+def add_facts(store_path: Path, facts: list[tuple[str, str, Term]]) -> None:
+    """Write facts into the pyoxigraph store at `store_path` with the name codec."""
+    store = ox.Store(str(store_path))
+    store.extend(
+        ox.Quad(_node(Term.entity(s)), _node(Term.entity(p)), _node(o), ox.DefaultGraph()) for s, p, o in facts
+    )
+    store.flush()
+    del store
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (right now)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(autouse=True)
+def _no_coqa_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see the built-in settings, not the COQA_* variables of whoever runs them."""
+    for key in [key for key in os.environ if key.startswith("COQA_")]:
+        monkeypatch.delenv(key)
+
+
+@pytest.fixture(scope="session")
+def kb_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store directory (`coqa load` layout) holding the demo KB plus FIXTURE_FACTS."""
+    store_dir = tmp_path_factory.mktemp("kb") / "store"
+    load_kb([DEMO_DIR / name for name in DEMO_KB_FILES], store_dir, progress=False)
+    add_facts(store_dir / STORE_SUBDIR, FIXTURE_FACTS)
+    return store_dir
+
+
+@pytest.fixture(scope="session")
+def embedded_kb(kb_store_dir: Path) -> Iterator[OxigraphStore]:
+    """The embedded backend over `kb_store_dir`."""
+    kb = OxigraphStore(kb_store_dir / STORE_SUBDIR)
+    yield kb
+    kb.close()
+
+
+@pytest.fixture(scope="session")
+def oxigraph_server(kb_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The query URL of a real `oxigraph serve` on 127.0.0.1 over a copy of `kb_store_dir`."""
+    with running_oxigraph_server(kb_store_dir / STORE_SUBDIR, tmp_path_factory.mktemp("server")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def bench_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared pkubase-bench data set loaded by `load_kb` (skips when it is absent)."""
+    if not (BENCH_DIR / "pkubase-triples.txt").is_file():
+        pytest.skip(f"the pkubase-bench data set is not at {BENCH_DIR}")
+    store_dir = tmp_path_factory.mktemp("bench") / "store"
+    load_kb([BENCH_DIR], store_dir, progress=False)
+    return store_dir
+
+
+@pytest.fixture(scope="session")
+def bench_server(bench_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The query URL of `oxigraph serve` over a copy of `bench_store_dir`."""
+    with running_oxigraph_server(bench_store_dir / STORE_SUBDIR, tmp_path_factory.mktemp("bench-server")) as url:
+        yield url
+
+
+@contextmanager
+def running_oxigraph_server(store_path: Path, work: Path) -> Iterator[str]:
+    """Run `oxigraph serve` on 127.0.0.1 over a copy of the pyoxigraph store at
+    `store_path` (the copy keeps the original free for the embedded backend);
+    yield its query URL once it answers; terminate it afterwards."""
+    binary = shutil.which("oxigraph", path=str(Path(sys.executable).parent)) or shutil.which("oxigraph")
+    if binary is None:
+        pytest.fail("the oxigraph server binary is missing: pip install -e '.[test]'")
+    shutil.copytree(store_path, work / "store")
+    port = free_port()
+    log_path = work / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [binary, "serve", "--location", str(work / "store"), "--bind", f"127.0.0.1:{port}"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/query"
+    try:
+        _wait_until_answering(url, process, log_path)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_until_answering(url: str, process: subprocess.Popen, log_path: Path) -> None:
+    probe = url + "?" + urllib.parse.urlencode({"query": "ASK {}"})
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"oxigraph serve exited with {process.returncode}: {log_path.read_text(errors='replace')}")
+        try:
+            with urllib.request.urlopen(probe, timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    pytest.fail(f"oxigraph serve did not answer within {SERVER_START_TIMEOUT} s")
+
+
+# --- loopback HTTP servers for protocol tests -------------------------------
+
+
+@dataclass
+class Request:
+    """What a loopback server received."""
+
+    method: str
+    path: str
+    params: dict[str, list[str]]
+    body: bytes
+    time: float
+    stopping: threading.Event
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes | str
+    content_type: str = "application/json"
+
+
+@dataclass
+class Loopback:
+    """A running loopback server; `requests` lists what it received, in order."""
+
+    url: str
+    requests: list[Request] = field(default_factory=list)
+
+
+def never_in_time(request: Request) -> Reply:
+    """A reply that comes only when the test is over (a server that hangs)."""
+    request.stopping.wait(SERVER_START_TIMEOUT)
+    return Reply(503, "too late", "text/plain")
+
+
+@pytest.fixture
+def loopback() -> Iterator[Callable[[Callable[[Request], Reply]], Loopback]]:
+    """Factory: start an HTTP server on 127.0.0.1 answering with `respond(request)`.
+
+    A slow `respond` waits on `request.stopping`, which is set at the end of
+    the test, when every server is shut down.
+    """
+    servers: list[http.server.ThreadingHTTPServer] = []
+    stopping = threading.Event()
+
+    def start(respond: Callable[[Request], Reply]) -> Loopback:
+        state = Loopback("")
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(respond, state, stopping))
+        server.daemon_threads = True
+        state.url = f"http://127.0.0.1:{server.server_address[1]}"
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        servers.append(server)
+        return state
+
+    yield start
+    stopping.set()
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _handler(
+    respond: Callable[[Request], Reply], state: Loopback, stopping: threading.Event
+) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            parts = urllib.parse.urlsplit(self.path)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            params = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
+            if self.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+                params.update(urllib.parse.parse_qs(body.decode("utf-8"), keep_blank_values=True))
+            request = Request(self.command, parts.path, params, body, time.monotonic(), stopping)
+            state.requests.append(request)
+            reply = respond(request)
+            payload = reply.body.encode("utf-8") if isinstance(reply.body, str) else reply.body
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except OSError:
+                pass  # the client gave up (timeout tests)
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Silent: pytest output stays readable."""
+
+    return Handler
+
+
+def gstore_emulator(
+    kb: OxigraphStore, user: str = "root", password: str = "123456", db: str = "pkubase"
+) -> Callable[[Request], Reply]:
+    """A ghttp stand-in: checks the documented query request, answers from a real
+    store in the documented JSON layout with bare names, or with a non-zero StatusCode."""
+
+    def respond(request: Request) -> Reply:
+        params = {key: values[0] for key, values in request.params.items()}
+        if request.method != "GET" or params.get("operation") != "query" or params.get("format") != "json":
+            return Reply(400, "unexpected request")
+        if (params.get("username"), params.get("password")) != (user, password):
+            return Reply(200, json.dumps({"StatusCode": 903, "StatusMsg": "wrong password"}))
+        if params.get("db_name") != db:
+            return Reply(200, json.dumps({"StatusCode": 1004, "StatusMsg": f"database {params.get('db_name')} not built"}))
+        if NAME_BASE in params["sparql"]:
+            return Reply(200, json.dumps({"StatusCode": 1004, "StatusMsg": "unknown IRI form"}))
+        try:
+            result = kb.select(params["sparql"])
+        except KBError as error:
+            return Reply(200, json.dumps({"StatusCode": 1004, "StatusMsg": str(error)}))
+        bindings = [
+            {
+                var: {"type": "literal" if term.is_literal else "uri", "value": term.value}
+                for var, term in zip(result.variables, row)
+                if term is not None
+            }
+            for row in result.rows
+        ]
+        reply = {
+            "StatusCode": 0,
+            "StatusMsg": "success",
+            "head": {"link": [], "vars": result.variables},
+            "results": {"bindings": bindings},
+            "AnsNum": len(bindings),
+            "QueryTime": "1",
+        }
+        return Reply(200, json.dumps(reply, ensure_ascii=False))
+
+    return respond
