@@ -112,6 +112,7 @@ class EntityLinker:
             "m_contains": float(any(mention.start <= o.start and o.end <= mention.end and o is not mention for o in mentions)),
             "m_quoted": float("quote" in mention.sources),
             "m_ner": float("ner" in mention.sources),
+            "m_prefix": float("prefix" in mention.sources),
             "m_keyphrase": (linked + 0.5) / (seen + 1.0),
             "m_keyphrase_seen": math.log1p(seen),
             "m_ascii": float(mention.surface.isascii()),

@@ -5,7 +5,8 @@ PKU BASE mention2ent (~13M lines) stays within a small memory budget. Three
 kinds of surface are indexed, all under `normalize_surface`:
 
 - `MENTION`: a mention2ent line `mention -> entity` with its rank;
-- `NAME`: an entity's full name and its base name (see `base_name`);
+- `NAME`: an entity's full name, its base name (see `base_name`) and the
+  alias in a trailing bracket (see `bracket_alias`);
 - `LITERAL`: a short literal value and each of its segments split at
   list punctuation (`、，,;；/`), pointing at the whole literal value.
 """
@@ -25,16 +26,20 @@ INDEX_FILE = "mentions.marisa"
 MAX_LITERAL_LENGTH = 40
 MIN_SEGMENT_LENGTH = 2
 _SEGMENT_SPLIT = re.compile(r"[、，,;；/|]+")
-_DOTS = str.maketrans({"•": "·", "・": "·", "‧": "·", "∙": "·"})
+_DOTS = ("•", "・", "‧", "∙")
 
 
 def normalize_surface(text: str) -> str:
     """The form in which surfaces are indexed and questions are matched:
     NFKC (full width to half width), lower case, one kind of middle dot."""
-    return unicodedata.normalize("NFKC", text).lower().translate(_DOTS)
+    text = unicodedata.normalize("NFKC", text).lower()
+    for dot in _DOTS:  # str.replace is ten times faster than str.translate here
+        text = text.replace(dot, "·")
+    return text
 
 
 _QUALIFIER_OPENERS = ("_（", "_(", "（", "(")
+_BRACKET_ALIAS = re.compile(r"[^_][（(]([^（）()]{2,})[）)]$")
 
 
 def base_name(name: str) -> str:
@@ -46,6 +51,13 @@ def base_name(name: str) -> str:
         if cut > 0:
             return name[:cut]
     return name
+
+
+def bracket_alias(name: str) -> str:
+    """The text in a trailing bracket that is not a `_（…）` description:
+    `故宫博物院（故宫）` -> `故宫`; '' when there is none."""
+    match = _BRACKET_ALIAS.search(name)
+    return match.group(1) if match else ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,9 @@ class MentionIndexBuilder:
         short = base_name(name)
         if short != name:
             self._add(short, NAME, name, 0)
+            alias = bracket_alias(name)
+            if alias:
+                self._add(alias, NAME, name, 0)
 
     def add_literal(self, value: str) -> None:
         if len(value) > MAX_LITERAL_LENGTH:
@@ -108,7 +123,7 @@ class MentionIndexBuilder:
         """Write the index into `directory` (created if needed); return the file."""
         path = Path(directory) / INDEX_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
-        trie = marisa_trie.BytesTrie(sorted(self._entries))
+        trie = marisa_trie.BytesTrie(self._entries)  # marisa sorts; pre-sorting doubles the time
         tmp = path.with_suffix(".tmp")
         trie.save(str(tmp))
         tmp.replace(path)
@@ -146,6 +161,27 @@ class MentionIndex:
     def lookup(self, surface: str) -> list[IndexEntry]:
         """Entries for exactly this surface (normalized here)."""
         return [_decode(v) for v in self._trie.get(normalize_surface(surface), [])]
+
+    def _begins_a_key(self, prefix: str) -> bool:
+        return next(iter(self._trie.iterkeys(prefix)), None) is not None
+
+    def completions(self, text: str, start: int, min_length: int, max_keys: int) -> SurfaceMatch | None:
+        """The longest span of `text` from `start` (at least `min_length` long)
+        that begins some indexed surfaces without being one, with the entries of
+        those surfaces, when there are at most `max_keys` of them."""
+        end = start + min_length
+        if end > len(text) or not self._begins_a_key(text[start:end]):
+            return None
+        while end < len(text) and self._begins_a_key(text[start : end + 1]):
+            end += 1
+        prefix = text[start:end]
+        if prefix in self._trie:
+            return None
+        keys = self._trie.keys(prefix)
+        if len(keys) > max_keys:
+            return None
+        entries = tuple(_decode(v) for key in keys for v in self._trie[key])
+        return SurfaceMatch(start, end, prefix, entries)
 
     def find_all(self, text: str) -> Iterator[SurfaceMatch]:
         """Every indexed surface occurring in `text`, which must already be

@@ -14,6 +14,8 @@ from typing import Callable, Iterable
 from coqa.mention_index import IndexEntry, MentionIndex, normalize_surface
 
 MIN_SURFACE_LENGTH = 2
+MIN_PREFIX_LENGTH = 3
+MAX_COMPLETIONS = 5
 _QUOTED = re.compile(r"《([^《》]+)》|“([^“”]+)”|\"([^\"]+)\"|「([^「」]+)」|'([^']+)'")
 
 
@@ -49,7 +51,9 @@ def detect_mentions(
     """Mentions in the normalized question `text`, by position then length.
 
     A span counts when the index knows it (surfaces shorter than
-    MIN_SURFACE_LENGTH are skipped). Quoted spans and `extra_spans` (e.g. NER)
+    MIN_SURFACE_LENGTH are skipped), or when it is the beginning of a few
+    indexed surfaces (source `prefix`: `梅里雪山` for `梅里雪山国家公园`) and
+    no indexed surface covers it. Quoted spans and `extra_spans` (e.g. NER)
     add their source to an indexed span, or are looked up exactly.
     """
     found: dict[tuple[int, int], Mention] = {}
@@ -57,6 +61,10 @@ def detect_mentions(
         if match.end - match.start >= MIN_SURFACE_LENGTH:
             kinds = frozenset(entry.kind for entry in match.entries)
             found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, kinds)
+    for start in range(len(text)):
+        match = index.completions(text, start, MIN_PREFIX_LENGTH, MAX_COMPLETIONS)
+        if match and not any(s <= match.start and match.end <= e for s, e in found):
+            found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, frozenset({"prefix"}))
     tagged = [(span, "quote") for span in quoted_spans(text)]
     if extra_spans is not None:
         tagged += [(span, "ner") for span in extra_spans(text)]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from coqa.dataset import GoldQuestion, gold_triples
@@ -72,7 +73,9 @@ def _classifier(seed: int) -> HistGradientBoostingClassifier:
 def _fit(rows: Sequence[dict[str, float]], labels: Sequence[int], seed: int) -> FeatureScorer:
     names = sorted({name for row in rows for name in row})
     scorer = FeatureScorer(None, names)
-    scorer.classifier = _classifier(seed).fit(scorer.matrix(rows), np.array(labels))
+    # One thread: as fast on two cores, and OpenMP threads slow to a crawl on a busy machine.
+    with threadpool_limits(limits=1):
+        scorer.classifier = _classifier(seed).fit(scorer.matrix(rows), np.array(labels))
     return scorer
 
 

@@ -4,9 +4,11 @@ PKU BASE names are bare (`<李白_（唐朝著名诗人）>`, `<2008年北京奥
 hold characters an IRI cannot (space, `"`, `|`, `^`, `{`, `\\`, ...). Standard
 SPARQL engines need absolute IRIs, so every name is stored as
 ``NAME_BASE + encode(name)``. Encoding percent-escapes exactly the characters
-an IRI path cannot hold plus `%` itself, so ``decode(encode(n)) == n`` for
-every string ``n``. The loader and every query go through this module; the
-rest of coqa only ever sees PKU BASE names.
+an IRI path cannot hold plus `%` itself, so ``decode(encode(n)) == canonical_name(n)``
+for every string ``n``. The loader and every query go through this module; the
+rest of coqa only ever sees PKU BASE names. Names are canonical: surrounding
+white space is dropped (see `canonical_name`), so `<2008年北京奥运会 >` in a
+query finds the entity however the loaded file spelled it.
 """
 
 from __future__ import annotations
@@ -19,22 +21,31 @@ from urllib.parse import unquote
 NAME_BASE = "http://pkubase.org/r/"
 
 # Characters that may stand unescaped in the path of an absolute IRI
-# (RFC 3987 iunreserved / sub-delims / ':' '@' '/'), minus '%' which escapes.
-_IRI_SAFE = (
+# (RFC 3987 iunreserved / sub-delims / ':' '@' '/'), minus '%' which escapes;
+# a regex character-class body. A name made only of these is its own encoding
+# (the loader's fast path relies on that).
+IRI_SAFE_CHARS = (
     r"A-Za-z0-9\-._~!$&'()*+,;=:@/"
     "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef"
     "\U00010000-\U0001fffd\U00020000-\U0002fffd\U00030000-\U0003fffd"
 )
-_NEEDS_ESCAPE = re.compile(f"[^{_IRI_SAFE}]")
+_NEEDS_ESCAPE = re.compile(f"[^{IRI_SAFE_CHARS}]")
 
 
 def _escape_char(match: re.Match[str]) -> str:
     return "".join(f"%{byte:02X}" for byte in match.group(0).encode("utf-8"))
 
 
+def canonical_name(name: str) -> str:
+    """A name without surrounding white space: PKU BASE writes some names both
+    ways (`<2008年北京奥运会 >`, `<2008年北京奥运会>`), and they are one entity."""
+    return name.strip()
+
+
 def name_to_iri(name: str) -> str:
-    """Absolute IRI for a PKU BASE name (without its angle brackets)."""
-    return NAME_BASE + _NEEDS_ESCAPE.sub(_escape_char, name)
+    """Absolute IRI for a PKU BASE name (without its angle brackets), of its
+    canonical form: names differing only in surrounding white space share one IRI."""
+    return NAME_BASE + _NEEDS_ESCAPE.sub(_escape_char, canonical_name(name))
 
 
 @lru_cache(maxsize=1 << 17)
