@@ -36,16 +36,31 @@ class DatasetError(ValueError):
     """A CCKS file that cannot be read; the message names the file and line."""
 
 
-def read_ccks(path: str | Path) -> list[GoldQuestion]:
-    """All questions of a CCKS-format file, in file order."""
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file (BOM dropped, CRLF read as LF); DatasetError with a
+    one-line reason when it cannot be read."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
     except OSError as error:
         raise DatasetError(f"cannot read {path}: {error.strerror}") from None
     except UnicodeDecodeError:
         raise DatasetError(f"{path} is not UTF-8 text") from None
-    return list(_parse_blocks(text.replace("\r\n", "\n"), path))
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """The lines of a UTF-8 text file, empty lines kept. Only the newline
+    ending the last line is dropped; an empty file has no lines."""
+    text = read_text(path)
+    if text == "":
+        return []
+    return (text[:-1] if text.endswith("\n") else text).split("\n")
+
+
+def read_ccks(path: str | Path) -> list[GoldQuestion]:
+    """All questions of a CCKS-format file, in file order."""
+    path = Path(path)
+    return list(_parse_blocks(read_text(path), path))
 
 
 def _parse_blocks(text: str, path: Path) -> Iterator[GoldQuestion]:
@@ -72,17 +87,7 @@ def _parse_blocks(text: str, path: Path) -> Iterator[GoldQuestion]:
 def read_questions(path: str | Path) -> list[str]:
     """Questions of a plain question file (one per line, `qN:` stripped) or,
     when the file is in CCKS format, the questions of its blocks."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise DatasetError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise DatasetError(f"{path} is not UTF-8 text") from None
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [strip_question_prefix(line) for line in lines]
+    return [strip_question_prefix(line) for line in read_lines(path)]
 
 
 def gold_triples(sparql: str) -> list[tuple[str, str, str]]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from coqa import dataset
 from coqa.dataset import DatasetError, read_ccks
 from coqa.evaluation.metrics import (
     DbqaScores,
@@ -40,19 +41,11 @@ class Gold:
 
 
 def read_lines(path: str | Path) -> list[str]:
-    """The lines of a UTF-8 text file, empty lines kept. Only the newline
-    ending the last line is dropped; an empty file has no lines."""
-    path = Path(path)
+    """`coqa.dataset.read_lines`, with its errors as ScoringError."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise ScoringError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScoringError(f"{path} is not UTF-8 text") from None
-    if text == "":
-        return []
-    text = text.replace("\r\n", "\n")
-    return (text[:-1] if text.endswith("\n") else text).split("\n")
+        return dataset.read_lines(path)
+    except DatasetError as error:
+        raise ScoringError(str(error)) from None
 
 
 def read_result(path: str | Path) -> list[list[str]]:
