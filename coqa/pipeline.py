@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from coqa.config import QUERIES_DIR, Settings
-from coqa.cues import CUES
+from coqa.cues import CUES, question_cues
 from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
@@ -22,7 +22,7 @@ from coqa.mention_index import MentionIndex
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
 from coqa.querygen import Candidate, Limits, QueryGenerator
-from coqa.ranking import PredicateAssociations, add_relative_features, candidate_features
+from coqa.ranking import PredicateAssociations, add_relative_features, candidate_features, remove_spans
 from coqa.templates import Template, load_templates
 
 log = logging.getLogger("coqa")
@@ -105,8 +105,11 @@ class Pipeline:
 
     def featurize(self, analysis: Analysis, associations: PredicateAssociations) -> None:
         """Compute the ranking features of every candidate of the analysis."""
+        top = analysis.linked[:1]
+        sims = associations.neighbour_similarities(remove_spans(analysis.text, ((n.start, n.end) for n in top)))
+        cues = question_cues(analysis.text)
         for candidate in analysis.candidates:
-            candidate.features = candidate_features(analysis.text, candidate, analysis.linked, associations)
+            candidate.features = candidate_features(analysis.text, candidate, analysis.linked, associations, cues, sims)
         add_relative_features([c.features for c in analysis.candidates])
 
     def rank(self, analysis: Analysis) -> list[tuple[float, Candidate]]:

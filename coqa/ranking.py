@@ -14,7 +14,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
 from rapidfuzz import fuzz
+from sklearn.feature_extraction.text import TfidfVectorizer
 
 from coqa.cues import looks_numeric, question_cues
 from coqa.linking import LinkedNode
@@ -56,6 +58,40 @@ def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+class PredicateNeighbours:
+    """Training questions indexed by the predicates of their gold query.
+
+    A predicate scores by how similar the question is to the training
+    questions that used it (cosine of TF-IDF over character 1-3 grams).
+    `fold` hides the training questions of one cross-fitting fold.
+    """
+
+    def __init__(self, texts: Sequence[str], predicates: Sequence[Iterable[str]], folds: Sequence[int]) -> None:
+        self.vectorizer = TfidfVectorizer(analyzer="char", ngram_range=(1, 3), sublinear_tf=True)
+        self.matrix = self.vectorizer.fit_transform(texts).tocsr()
+        rows: dict[str, list[int]] = defaultdict(list)
+        for row, names in enumerate(predicates):
+            for name in set(names):
+                rows[name].append(row)
+        self.rows = {name: np.array(indices) for name, indices in rows.items()}
+        self.folds = np.array(folds)
+
+    def similarities(self, text: str, fold: int | None) -> np.ndarray:
+        """Similarity of `text` to every training question (0 for the hidden fold)."""
+        sims = (self.matrix @ self.vectorizer.transform([text]).T).toarray().ravel()
+        if fold is not None:
+            sims[self.folds == fold] = 0.0
+        return sims
+
+    def score(self, predicate: str, sims: np.ndarray) -> tuple[float, float]:
+        """(best similarity, mean of the three best) over the questions that used `predicate`."""
+        rows = self.rows.get(predicate)
+        if rows is None:
+            return 0.0, 0.0
+        values = np.sort(sims[rows])[::-1]
+        return float(values[0]), float(values[:3].sum() / 3.0)
+
+
 @dataclass
 class PredicateAssociations:
     """Counts of question n-grams co-occurring with gold predicates in training.
@@ -68,6 +104,12 @@ class PredicateAssociations:
     gram_counts: Counter[str] = field(default_factory=Counter)
     predicate_counts: Counter[str] = field(default_factory=Counter)
     questions: int = 0
+    neighbours: PredicateNeighbours | None = None
+    hidden_fold: int | None = None
+
+    def neighbour_similarities(self, text: str) -> np.ndarray | None:
+        """`PredicateNeighbours.similarities` of the text, None without neighbours."""
+        return None if self.neighbours is None else self.neighbours.similarities(text, self.hidden_fold)
 
     def add(self, question_grams: set[str], predicates: Iterable[str]) -> None:
         predicates = set(predicates)
@@ -112,8 +154,10 @@ def candidate_features(
     linked: Sequence[LinkedNode],
     associations: PredicateAssociations,
     cues: Mapping[str, float] | None = None,
+    neighbour_sims: np.ndarray | None = None,
 ) -> dict[str, float]:
-    """Features of one candidate for the normalized question `text`."""
+    """Features of one candidate for the normalized question `text`;
+    `neighbour_sims` from `associations.neighbour_similarities`."""
     cues = question_cues(text) if cues is None else cues
     rest = remove_spans(text, ((n.start, n.end) for n in candidate.nodes))
     rest_bigrams = bigrams(rest)
@@ -130,13 +174,18 @@ def candidate_features(
     used = set(candidate.nodes)
     unused = [n.score for n in linked if n not in used and n.score >= STRONG_LINK and not any(n.overlaps(u) for u in used)]
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
-    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations))
+    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbour_sims))
     features.update(_answer_features(candidate, cues))
     return features
 
 
 def _predicate_features(
-    candidate: Candidate, rest: str, rest_bigrams: set[str], rest_grams: set[str], associations: PredicateAssociations
+    candidate: Candidate,
+    rest: str,
+    rest_bigrams: set[str],
+    rest_grams: set[str],
+    associations: PredicateAssociations,
+    neighbour_sims: np.ndarray | None,
 ) -> dict[str, float]:
     predicates = [p for p in candidate.predicates if p != TYPE_PREDICATE] or list(candidate.predicates)
     if not predicates:
@@ -146,6 +195,8 @@ def _predicate_features(
         row = _similarity(predicate, rest, rest_bigrams)
         row["assoc_max"], row["assoc_top3"] = associations.score(predicate, rest_grams)
         row["prior"] = associations.prior(predicate)
+        if associations.neighbours is not None and neighbour_sims is not None:
+            row["neighbour_max"], row["neighbour_top3"] = associations.neighbours.score(predicate, neighbour_sims)
         rows.append(row)
     features: dict[str, float] = {}
     for key in rows[0]:
@@ -157,6 +208,8 @@ def _predicate_features(
     first = directed(predicates[0], candidate.shape.startswith(OUTWARD_SHAPES))
     features["p_assoc_directed"], _ = associations.score(first, rest_grams)
     features["p_prior_directed"] = associations.prior(first)
+    if associations.neighbours is not None and neighbour_sims is not None:
+        features["p_neighbour_directed"], _ = associations.neighbours.score(first, neighbour_sims)
     return features
 
 
@@ -180,7 +233,7 @@ def _answer_features(candidate: Candidate, cues: Mapping[str, float]) -> dict[st
 
 RELATIVE_FEATURES = (
     "link_max", "link_mean", "p_assoc_max_max", "p_assoc_top3_max", "p_char_max", "p_bigram_max",
-    "p_fuzzy_max", "p_prior_max", "coverage", "a_log_count",
+    "p_fuzzy_max", "p_prior_max", "coverage", "a_log_count", "p_neighbour_max_max", "p_neighbour_top3_max",
 )  # fmt: skip
 
 
@@ -188,6 +241,6 @@ def add_relative_features(rows: Sequence[dict[str, float]]) -> None:
     """Add, for the key features, how far each candidate stays below the best
     candidate of the same question (a pointwise model cannot see that otherwise)."""
     for name in RELATIVE_FEATURES:
-        best = max((row[name] for row in rows), default=0.0)
+        best = max((row.get(name, 0.0) for row in rows), default=0.0)
         for row in rows:
-            row[f"gap_{name}"] = best - row[name]
+            row[f"gap_{name}"] = best - row.get(name, 0.0)

@@ -20,6 +20,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from sklearn.ensemble import HistGradientBoostingClassifier
 
+from coqa.coverage import expressing_template
 from coqa.dataset import GoldQuestion, gold_triples
 from coqa.evaluation.metrics import question_prf
 from coqa.kb.names import Term
@@ -27,7 +28,7 @@ from coqa.linking import LinkCandidate
 from coqa.mentions import Mention, normalize_question
 from coqa.model import FeatureScorer, TrainedModel
 from coqa.pipeline import Analysis, Pipeline
-from coqa.ranking import PredicateAssociations, directed, grams, remove_spans
+from coqa.ranking import PredicateAssociations, PredicateNeighbours, directed, grams, remove_spans
 
 FOLDS = 5
 POSITIVE_F1 = 0.5
@@ -43,6 +44,7 @@ class TrainingSummary:
     candidates: int
     positives: int
     questions_with_positive: int
+    expressible: int  # gold queries some template can express (coqa.coverage)
     seconds: float
 
 
@@ -125,9 +127,10 @@ class Trainer:
             associations=associations[FOLDS],
             info={"questions": len(examples), "seed": self.seed},
         )
+        expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
         summary = TrainingSummary(
             len(examples), len(link_rows), sum(link_labels), len(rank_rows), sum(rank_labels), with_positive,
-            time.perf_counter() - started,
+            expressible, time.perf_counter() - started,
         )  # fmt: skip
         model.info.update(vars(summary))
         return model, summary
@@ -158,12 +161,18 @@ class Trainer:
     @staticmethod
     def _associations_by_fold(examples: Sequence[_Example]) -> list[PredicateAssociations]:
         tables = [PredicateAssociations() for _ in range(FOLDS + 1)]
+        texts = []
         for example in examples:
             spans = [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)]
-            question_grams = grams(remove_spans(example.text, spans))
+            texts.append(remove_spans(example.text, spans))
+            question_grams = grams(texts[-1])
             for fold, table in enumerate(tables):
                 if fold != example.fold:
                     table.add(question_grams, example.predicates)
+        neighbours = PredicateNeighbours(texts, [e.predicates for e in examples], [e.fold for e in examples])
+        for fold, table in enumerate(tables):
+            table.neighbours = neighbours
+            table.hidden_fold = fold if fold < FOLDS else None
         return tables
 
     def _cross_fitted_link_scores(self, examples: Sequence[_Example]) -> tuple[list[dict[str, float]], list[int], list[list[float]]]:

@@ -173,6 +173,8 @@ def run_train(args: argparse.Namespace) -> int:
     print(
         f"trained on {summary.questions} questions: {summary.link_candidates} link candidates "
         f"({summary.link_positives} right), {summary.candidates} candidate queries ({summary.positives} right; "
-        f"{summary.questions_with_positive} questions have a right one) in {summary.seconds:.0f} s -> {args.output}"
+        f"{summary.questions_with_positive} questions have a right one) in {summary.seconds:.0f} s -> {args.output}\n"
+        f"the query templates express {summary.expressible} of the {summary.questions} gold queries "
+        f"({summary.expressible / summary.questions:.1%})"
     )
     return 0
