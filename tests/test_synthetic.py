@@ -1,0 +1,96 @@
+"""The synthetic generator: exact sizes, determinism, PKU BASE formats, quirks.
+
+Run with `pytest tests/test_synthetic.py` (a few seconds).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import synthetic  # noqa: E402
+
+from coqa.kb.formats import parse_mention_line, parse_triple_line  # noqa: E402
+from coqa.kb.loader import load_kb  # noqa: E402
+from coqa.kb.names import sparql_name  # noqa: E402
+from coqa.kb.oxigraph_store import OxigraphStore  # noqa: E402
+
+TRIPLES = 20_000
+MENTIONS = 5_000
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("synthetic")
+    synthetic.generate(out, TRIPLES, MENTIONS, seed=7)
+    return out
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def test_exact_line_counts(files: Path) -> None:
+    assert len(lines(files / synthetic.TRIPLES_FILE)) == TRIPLES
+    assert len(lines(files / synthetic.MENTIONS_FILE)) == MENTIONS
+    assert len(lines(files / synthetic.TYPES_FILE)) > 0
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(files: Path, tmp_path: Path) -> None:
+    synthetic.generate(tmp_path / "again", TRIPLES, MENTIONS, seed=7)
+    synthetic.generate(tmp_path / "other", TRIPLES, MENTIONS, seed=8)
+    for name in (synthetic.TRIPLES_FILE, synthetic.TYPES_FILE, synthetic.MENTIONS_FILE):
+        assert (tmp_path / "again" / name).read_bytes() == (files / name).read_bytes()
+        assert (tmp_path / "other" / name).read_bytes() != (files / name).read_bytes()
+
+
+def test_every_triple_and_type_line_parses_without_repair(files: Path) -> None:
+    for name in (synthetic.TRIPLES_FILE, synthetic.TYPES_FILE):
+        for line in lines(files / name):
+            _, repairs = parse_triple_line(line)
+            assert repairs == [], line
+
+
+def test_mention_lines_parse_except_the_empty_mentions(files: Path) -> None:
+    empty = 0
+    for line in lines(files / synthetic.MENTIONS_FILE):
+        if line.startswith("\t"):
+            empty += 1
+            continue
+        mention, repairs = parse_mention_line(line)
+        assert repairs == [] and mention.rank >= 1
+    assert empty < MENTIONS * 0.01
+
+
+def test_quirks_are_present(files: Path) -> None:
+    text = (files / synthetic.TRIPLES_FILE).read_text(encoding="utf-8")
+    names = {field[1:-1] for line in text.split("\n")[:-1] for field in line.split("\t")[:2]}
+    assert any(" " in name.strip() for name in names)
+    assert any("_（" in name and name.endswith("）") for name in names)
+    assert any("·" in name for name in names)
+    assert '"^^<http://www.w3.org/2001/XMLSchema#' in text
+    assert any(len(line) > 500 for line in text.split("\n"))
+
+
+def test_zipf_ranks_stay_in_range_and_favour_low_ranks() -> None:
+    ranks = synthetic.zipf_ranks(np.random.default_rng(0).random(10_000), 50, 1.2)
+    assert ranks.min() == 1 and ranks.max() <= 50
+    assert (ranks == 1).sum() > (ranks == 10).sum() > (ranks == 50).sum()
+
+
+def test_loader_loads_the_files_and_one_hop_queries_answer(files: Path, tmp_path: Path) -> None:
+    report = load_kb([files], tmp_path / "store", mode="new", progress=False)
+    total = report.total
+    assert total.rejected == sum(1 for line in lines(files / synthetic.MENTIONS_FILE) if line.startswith("\t"))
+    assert total.loaded + total.repaired + total.rejected + total.blank == total.lines
+    kb = OxigraphStore(tmp_path / "store" / "oxigraph")
+    for line in lines(files / synthetic.TRIPLES_FILE)[:200]:
+        subject, predicate, _ = line.split("\t")
+        query = f"select ?x where {{ {sparql_name(subject[1:-1])} {sparql_name(predicate[1:-1])} ?x }}"
+        assert kb.select(query).rows, line
+    kb.close()
