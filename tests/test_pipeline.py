@@ -131,8 +131,9 @@ def test_hostile_question_is_answered_without_breaking_queries(hostile_store: Pa
 
 
 def test_unreachable_kb_gives_empty_lines_and_logged_reasons(
-    demo_settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    demo_settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COQA_RETRIES", "0")  # the retry policy has its own tests
     questions = tmp_path / "q.txt"
     questions.write_text(DEMO_QUESTIONS.read_text(encoding="utf-8"), encoding="utf-8")
     result = tmp_path / "result.txt"
