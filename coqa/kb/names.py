@@ -98,11 +98,12 @@ def sparql_name(name: str) -> str:
     """`name` as a SPARQL IRI reference: `<name>` in PKU BASE style when possible.
 
     A name that cannot stand between angle brackets as it is (it holds `<`,
-    `>`, a line break, or starts with white space or `=`, which would read as
-    a comparison) is written as its absolute IRI instead; every backend
-    accepts that form (see `to_standard_sparql` and `to_pkubase_sparql`).
+    `>`, a line break, starts with white space or `=`, which would read as
+    a comparison, or looks like an IRI that `to_standard_sparql` keeps) is
+    written as its absolute IRI instead; every backend accepts that form
+    (see `to_standard_sparql` and `to_pkubase_sparql`).
     """
-    if _UNSAFE_BARE_NAME.search(name) or not name or name[0] in " \t=":
+    if _UNSAFE_BARE_NAME.search(name) or not name or name[0] in " \t=" or name.startswith((NAME_BASE, _W3C)):
         return "<" + name_to_iri(name) + ">"
     return f"<{name}>"
 

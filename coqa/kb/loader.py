@@ -1,0 +1,763 @@
+"""`coqa load`: PKU BASE files into an embedded store and a mention index.
+
+A store directory holds `oxigraph/` (pyoxigraph store), `mentions/` (the
+mention index), `manifest.json` (what was loaded, when, with which counts)
+and, when lines were rejected, `rejects.tsv`.
+
+Files are streamed in blocks of whole lines, so memory stays bounded on the
+triple path whatever the file size (the mention index builder holds its
+entries until it saves them). Most lines take a fast path: a block's regular
+lines (names that are their own IRI encoding, plain literals) are turned into
+N-Triples by two string replacements and bulk loaded by pyoxigraph in a
+background thread while the next block is read; every other line goes
+through `coqa.kb.formats`, which repairs it or says why it cannot.
+
+Counting: every input line is exactly one of *loaded* (as it was),
+*repaired* (loaded after a documented repair), *rejected* (written to the
+rejects file with file, line number, reason and the raw line) or *blank*.
+*Duplicates* are counted among the loaded and repaired lines: lines whose
+fact was already stored (earlier in the load or, with `append`, before it).
+The store keeps one copy; nothing is lost.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import sys
+import time
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import IO, Callable, Iterable, Iterator, Sequence
+
+import pyoxigraph as ox
+from tqdm import tqdm
+
+from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
+from coqa.kb.base import KBError
+from coqa.kb.formats import (
+    FILE_PREFIXES,
+    MENTIONS,
+    TRIPLES,
+    TYPES,
+    LineError,
+    Triple,
+    decode_line,
+    is_blank,
+    kind_of_file,
+    parse_mention_line,
+    parse_triple_line,
+)
+from coqa.kb.names import IRI_SAFE_CHARS, NAME_BASE, name_to_iri
+from coqa.mention_index import MentionIndex, MentionIndexBuilder
+
+MODES = ("new", "replace", "append")
+REJECTS_FILE = "rejects.tsv"
+BLOCK_BYTES = 8 << 20
+BATCH_BYTES = 128 << 20
+SEEN_LIMIT = 1 << 20
+# Inputs this large build the mention index in a second process (spawning costs ~1 s).
+PARALLEL_BYTES = 64 << 20
+
+# A name the codec keeps as it is: IRI-safe characters, no white space at
+# either end (the codec trims it, see coqa.kb.names.canonical_name).
+_NAME = rf"<(?!\s)[{IRI_SAFE_CHARS}]+(?<!\s)>"
+_REGULAR_LINE = rf'{_NAME}\t{_NAME}\t(?:{_NAME}|"[^"\\\t\r\n<>]*") \.'
+# A line the fast path cannot take as it is; `.*` never crosses a "\n".
+_IRREGULAR = re.compile(rf"^(?!{_REGULAR_LINE}$).*$", re.M)
+_SUBJECTS = re.compile(r"^<([^\t]*)>\t", re.M)
+_ENTITY_OBJECTS = re.compile(r"\t<([^\t\n]*)> \.$", re.M)
+_LITERAL_OBJECTS = re.compile(r'\t"([^\t\n]*)" \.$', re.M)
+_KIND_ORDER = {TRIPLES: 0, TYPES: 1, MENTIONS: 2}
+
+
+@dataclass
+class FileReport:
+    """What happened to the lines of one file: lines == loaded + repaired +
+    rejected + blank. `duplicates` is counted within loaded + repaired: lines
+    whose fact was already in the store (mention files: whose entry was
+    already in the index); None when not known (an index-only load)."""
+
+    path: str
+    kind: str
+    lines: int = 0
+    loaded: int = 0
+    repaired: int = 0
+    rejected: int = 0
+    blank: int = 0
+    duplicates: int | None = 0
+    repairs: Counter = field(default_factory=Counter)
+    rejects: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def add(self, other: "FileReport") -> None:
+        for name in ("lines", "loaded", "repaired", "rejected", "blank"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        if self.duplicates is not None and other.duplicates is not None:
+            self.duplicates += other.duplicates
+        else:
+            self.duplicates = None
+        self.repairs.update(other.repairs)
+        self.rejects.update(other.rejects)
+        self.seconds += other.seconds
+
+
+@dataclass
+class LoadReport:
+    """The outcome of `load_kb`: per-file counts, where things went, the time."""
+
+    store_dir: Path
+    mode: str
+    index_only: bool
+    files: list[FileReport]
+    rejects_path: Path | None
+    triples: int | None
+    index_entries: int
+    seconds: float
+
+    @property
+    def total(self) -> FileReport:
+        total = FileReport("total", "")
+        for report in self.files:
+            total.add(report)
+        return total
+
+
+def find_sources(sources: Sequence[str | Path]) -> list[tuple[Path, str]]:
+    """The PKU BASE files named by `sources` (directories or files) with their
+    kinds, triples and types before mention files; KBError when there are none
+    or a file name does not say its kind."""
+    found: dict[Path, str] = {}
+    expected = ", ".join(f"{prefix}*" for prefix in FILE_PREFIXES)
+    for source in sources:
+        path = Path(source).expanduser()
+        if path.is_dir():
+            matched = [(f, kind_of_file(f.name)) for f in sorted(path.iterdir()) if f.is_file()]
+            matched = [(f, kind) for f, kind in matched if kind]
+            if not matched:
+                raise KBError(f"no PKU BASE files in {path} (expected {expected})")
+            for file, kind in matched:
+                found.setdefault(file, kind)
+        elif path.is_file():
+            kind = kind_of_file(path.name)
+            if kind is None:
+                raise KBError(f"cannot tell what {path} holds from its name: PKU BASE files are named {expected}")
+            found.setdefault(path, kind)
+        else:
+            raise KBError(f"no such file or directory: {path}")
+    if not found:
+        raise KBError("nothing to load: name a PKU BASE directory or files")
+    return sorted(found.items(), key=lambda item: (_KIND_ORDER[item[1]], str(item[0])))
+
+
+class RejectsWriter:
+    """Writes rejected lines as TSV (`file, line, reason, raw`); the raw line is
+    the last column and may itself hold tabs. The file is created on the first
+    reject, so a load without rejects leaves none."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._out: IO[str] | None = None
+
+    def write(self, file: Path, line_number: int, reason: str, raw: str) -> None:
+        if self._out is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._out = open(self.path, "w", encoding="utf-8", newline="\n")
+            self._out.write("file\tline\treason\traw\n")
+        self._out.write(f"{file}\t{line_number}\t{reason}\t{raw}\n")
+        self.count += 1
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+
+
+class _NoRejects(RejectsWriter):
+    """For the store pass: the counting pass reports the same lines."""
+
+    def __init__(self) -> None:
+        super().__init__(Path(os.devnull))
+
+    def write(self, file: Path, line_number: int, reason: str, raw: str) -> None:
+        self.count += 1
+
+
+class _BulkSink:
+    """N-Triples bytes into a pyoxigraph store, bulk loaded in batches by a
+    background thread (pyoxigraph releases the GIL) while parsing goes on. At
+    most one batch is loading while the next one fills, so memory stays
+    bounded. Tasks run in submission order, so `size_after` sees every batch
+    added before it."""
+
+    def __init__(self, store: ox.Store) -> None:
+        self.store = store
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="coqa-bulk-load")
+        self._loading: Future | None = None
+        self._tasks: list[Future] = []
+
+    def add(self, ntriples: bytes) -> None:
+        self._parts.append(ntriples)
+        self._size += len(ntriples)
+        if self._size >= BATCH_BYTES:
+            self._submit()
+
+    def _submit(self) -> None:
+        if not self._parts:
+            return
+        if self._loading is not None:
+            self._result(self._loading)
+        batch = b"".join(self._parts)
+        self._parts, self._size = [], 0
+        self._loading = self._executor.submit(self.store.bulk_load, batch, ox.RdfFormat.N_TRIPLES)
+        self._tasks.append(self._loading)
+
+    def size_after(self) -> "Future[int]":
+        """Submit what is buffered; a future of the store's size once it is in."""
+        self._submit()
+        future = self._executor.submit(len, self.store)
+        self._tasks.append(future)
+        return future
+
+    @staticmethod
+    def _result(future: Future) -> object:
+        try:
+            return future.result()
+        except (SyntaxError, OSError) as error:
+            raise KBError(f"bulk load failed: {error}") from None
+
+    def wait(self) -> None:
+        """Block until every task submitted so far is done."""
+        for task in self._tasks:
+            self._result(task)
+        self._tasks.clear()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+class _IndexFeeder:
+    """Feeds entity names and literal values to the mention index builder,
+    skipping those seen recently (the builder de-duplicates anyway; this
+    only saves work, within a bounded memory)."""
+
+    def __init__(self, builder: MentionIndexBuilder) -> None:
+        self.builder = builder
+        self._entities: set[str] = set()
+        self._literals: set[str] = set()
+
+    def entities(self, names: Iterable[str]) -> None:
+        self._entities = self._feed(names, self._entities, self.builder.add_entity)
+
+    def literals(self, values: Iterable[str]) -> None:
+        self._literals = self._feed(values, self._literals, self.builder.add_literal)
+
+    @staticmethod
+    def _feed(items: Iterable[str], seen: set[str], add: Callable[[str], None]) -> set[str]:
+        new = set(items)
+        new -= seen
+        for item in new:
+            add(item)
+        if len(seen) + len(new) > SEEN_LIMIT:
+            return new
+        seen |= new
+        return seen
+
+
+def _escape_literal(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
+
+
+def triple_to_ntriples(triple: Triple) -> str:
+    """One N-Triples line (with "\\n") for a triple, names through the codec."""
+    obj = triple.object
+    rendered = f'"{_escape_literal(obj.value)}"' if obj.is_literal else f"<{name_to_iri(obj.value)}>"
+    return f"<{name_to_iri(triple.subject)}> <{name_to_iri(triple.predicate)}> {rendered} .\n"
+
+
+def regular_lines_to_ntriples(text: str) -> str:
+    """N-Triples for lines that all match the fast path's regular form: their
+    names are their own IRI encoding, so adding the IRI base and turning tabs
+    into spaces is the whole conversion."""
+    return text.replace("\t", " ").replace("<", "<" + NAME_BASE)
+
+
+def _read_blocks(path: Path) -> Iterator[bytes]:
+    """The file as blocks of whole lines (the last one may lack its "\\n")."""
+    try:
+        stream = open(path, "rb")
+    except OSError as error:
+        raise KBError(f"cannot read {path}: {error.strerror or error}") from None
+    with stream:
+        rest = b""
+        while chunk := _read(stream, path):
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if cut:
+                yield data[:cut]
+        if rest:
+            yield rest
+
+
+def _read(stream: IO[bytes], path: Path) -> bytes:
+    try:
+        return stream.read(BLOCK_BYTES)
+    except OSError as error:
+        raise KBError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _split_lines(block: bytes) -> list[bytes]:
+    lines = block.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+class _FileLoader:
+    """Loads one file block by block and counts every line; subclasses parse."""
+
+    def __init__(self, path: Path, kind: str, rejects: RejectsWriter) -> None:
+        self.path = path
+        self.report = FileReport(str(path), kind)
+        self.rejects = rejects
+        self.next_line = 1
+
+    def run(self, progress: tqdm) -> FileReport:
+        started = time.perf_counter()
+        for block in _read_blocks(self.path):
+            self.block(block)
+            progress.update(len(block))
+        self.finish()
+        self.report.seconds = time.perf_counter() - started
+        return self.report
+
+    def block(self, block: bytes) -> None:
+        try:
+            text = block.decode("utf-8")
+        except UnicodeDecodeError:
+            for raw in _split_lines(block):
+                try:
+                    line, repairs = decode_line(raw)
+                except LineError as error:
+                    self.line(raw.decode("utf-8", errors="backslashreplace"), [], str(error))
+                else:
+                    self.line(line, repairs)
+        else:
+            self.text_block(text)
+
+    def text_block(self, text: str) -> None:
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        for line in lines:
+            self.line(line, [])
+
+    def line(self, text: str, repairs: list[str], error: str | None = None) -> None:
+        """Count and load one line (decoded, without its "\\n"); `error`
+        rejects it outright (bytes that could not be decoded)."""
+        report = self.report
+        report.lines += 1
+        try:
+            if error:
+                raise LineError(error)
+            if is_blank(text):
+                report.blank += 1
+            else:
+                repairs = repairs + self.parse(text)
+                if repairs:
+                    report.repaired += 1
+                    report.repairs.update(repairs)
+                else:
+                    report.loaded += 1
+        except LineError as reason:
+            report.rejected += 1
+            report.rejects[str(reason)] += 1
+            self.rejects.write(self.path, self.next_line, str(reason), text)
+        self.next_line += 1
+
+    def parse(self, text: str) -> list[str]:
+        """Load one non-blank line; return its repairs or raise LineError."""
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Called after the last block."""
+
+
+class _TripleFileLoader(_FileLoader):
+    """A triples or types file: facts into the store (with a sink), subjects,
+    entity objects and literals into the mention index (with an index)."""
+
+    def __init__(
+        self, path: Path, kind: str, rejects: RejectsWriter, sink: _BulkSink | None, index: _IndexFeeder | None
+    ) -> None:
+        super().__init__(path, kind, rejects)
+        self.sink = sink
+        self.index = index
+        self._regular: list[str] = []
+        self._parsed: list[str] = []
+
+    def block(self, block: bytes) -> None:
+        super().block(block)
+        regular = "".join(self._regular)
+        if self.index is not None:
+            self.index.entities(_SUBJECTS.findall(regular))
+            self.index.entities(_ENTITY_OBJECTS.findall(regular))
+            self.index.literals(_LITERAL_OBJECTS.findall(regular))
+        if self.sink is not None:
+            ntriples = regular_lines_to_ntriples(regular) + "".join(self._parsed)
+            self.sink.add(ntriples.encode("utf-8"))
+        self._regular.clear()
+        self._parsed.clear()
+
+    def text_block(self, text: str) -> None:
+        position = 0
+        for match in _IRREGULAR.finditer(text):
+            start = match.start()
+            if start == len(text):
+                break  # the empty match after the block's final "\n"
+            self._add_regular(text[position:start])
+            self.line(match.group(0), [])
+            position = match.end() + 1
+        self._add_regular(text[position:])
+
+    def _add_regular(self, lines: str) -> None:
+        if not lines:
+            return
+        if not lines.endswith("\n"):
+            lines += "\n"
+        count = lines.count("\n")
+        self.report.lines += count
+        self.report.loaded += count
+        self.next_line += count
+        self._regular.append(lines)
+
+    def parse(self, text: str) -> list[str]:
+        triple, repairs = parse_triple_line(text)
+        if self.sink is not None:
+            self._parsed.append(triple_to_ntriples(triple))
+        if self.index is not None:
+            self.index.entities((triple.subject,))
+            if triple.object.is_literal:
+                self.index.literals((triple.object.value,))
+            else:
+                self.index.entities((triple.object.value,))
+        return repairs
+
+
+class _MentionFileLoader(_FileLoader):
+    """A mention2ent file: every line into the mention index."""
+
+    def __init__(self, path: Path, rejects: RejectsWriter, builder: MentionIndexBuilder) -> None:
+        super().__init__(path, MENTIONS, rejects)
+        self.builder = builder
+        self._entries_before = len(builder)
+
+    def parse(self, text: str) -> list[str]:
+        mention, repairs = parse_mention_line(text)
+        self.builder.add_mention(mention.mention, mention.entity, mention.rank)
+        return repairs
+
+    def finish(self) -> None:
+        added = len(self.builder) - self._entries_before
+        self.report.duplicates = self.report.loaded + self.report.repaired - added
+
+
+def _store_pieces(store_dir: Path) -> list[Path]:
+    """The parts of a coqa store present in `store_dir`."""
+    names = (STORE_SUBDIR, INDEX_SUBDIR, MANIFEST)
+    return [store_dir / name for name in names if (store_dir / name).exists()]
+
+
+def read_manifest(store_dir: Path) -> dict:
+    """The manifest of a store directory ({} when there is none)."""
+    path = store_dir / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise KBError(f"cannot read {path}: {error}") from None
+
+
+def _check_mode(store_dir: Path, mode: str, index_only: bool) -> bool:
+    """Whether the load appends to an existing store; KBError when the mode
+    does not fit what is in `store_dir`."""
+    if mode not in MODES:
+        raise KBError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if store_dir.exists() and not store_dir.is_dir():
+        raise KBError(f"{store_dir} is a file, not a store directory")
+    if not _store_pieces(store_dir):
+        return False
+    if mode == "new":
+        raise KBError(f"{store_dir} already holds a store: add --replace to rebuild it or --append to add to it")
+    if mode == "replace":
+        return False
+    has_oxigraph = (store_dir / STORE_SUBDIR).exists()
+    if index_only and has_oxigraph:
+        raise KBError(f"{store_dir} holds an embedded store: --index-only --append would leave it behind the index")
+    if not index_only and not has_oxigraph:
+        raise KBError(f"{store_dir} holds only a mention index: append to it with --index-only, or --replace it")
+    return True
+
+
+def _open_store(path: Path) -> ox.Store:
+    try:
+        return ox.Store(str(path))
+    except OSError as error:
+        raise KBError(f"cannot open the store at {path} for writing (is it in use?): {error}") from None
+
+
+@dataclass
+class _IndexJob:
+    """The counting pass of a load: reads every file, counts and rejects its
+    lines, and builds the mention index (starting from `existing`, an index
+    directory, when appending). It runs in a separate process next to the
+    store pass when the input is large, so both use a core."""
+
+    files: list[tuple[Path, str]]
+    index_dir: Path
+    rejects_path: Path
+    existing: Path | None = None
+
+    def run(self, progress: tqdm) -> tuple[list[FileReport], int, int]:
+        """The file reports, the number of index entries and of rejected lines."""
+        builder = MentionIndexBuilder()
+        if self.existing is not None:
+            builder.add_index(MentionIndex.open(self.existing))
+        rejects = RejectsWriter(self.rejects_path)
+        index = _IndexFeeder(builder)
+        reports = []
+        try:
+            for path, kind in self.files:
+                progress.set_postfix_str(path.name)
+                if kind == MENTIONS:
+                    loader: _FileLoader = _MentionFileLoader(path, rejects, builder)
+                else:
+                    loader = _TripleFileLoader(path, kind, rejects, None, index)
+                reports.append(loader.run(progress))
+        finally:
+            rejects.close()
+        builder.save(self.index_dir)
+        return reports, len(builder), rejects.count
+
+
+def _run_in_child(job: _IndexJob, send: Connection) -> None:
+    try:
+        with tqdm(disable=True) as no_progress:
+            outcome: object = job.run(no_progress)
+    except KeyboardInterrupt:
+        return
+    except Exception as error:  # handed to the parent, which raises it
+        outcome = error
+    send.send(outcome)
+    send.close()
+
+
+class _ChildJob:
+    """An _IndexJob running in a spawned process (a clean interpreter: the
+    parent may hold threads and an open store)."""
+
+    def __init__(self, job: _IndexJob) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(target=_run_in_child, args=(job, send), daemon=True)
+        self._process.start()
+        send.close()
+
+    def result(self) -> tuple[list[FileReport], int, int]:
+        try:
+            outcome = self._receive.recv()
+        except EOFError:
+            self._process.join()
+            raise KBError(f"the mention index process died (exit code {self._process.exitcode})") from None
+        self._process.join()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        self._process.terminate()
+        self._process.join()
+
+
+def load_kb(
+    sources: Sequence[str | Path],
+    store_dir: str | Path,
+    mode: str = "new",
+    index_only: bool = False,
+    progress: bool | None = None,
+    rejects_path: str | Path | None = None,
+) -> LoadReport:
+    """Load PKU BASE files (directories or files, see `find_sources`) into the
+    store directory `store_dir` and report the counts.
+
+    `mode`: "new" refuses a directory that already holds a store, "replace"
+    rebuilds it, "append" adds to it (keeping its facts and mention index).
+    `index_only` builds the mention index without the embedded store (for
+    remote backends). `progress`: show a progress bar (None: when stderr is
+    a terminal). Rejected lines go to `rejects_path` (default
+    STORE_DIR/rejects.tsv, overwritten by each load). New and replaced stores
+    are built in a temporary directory and moved into place at the end, so a
+    failed load leaves the old store as it was (a failed append keeps what it
+    had added). Raises KBError for bad input.
+
+    Inputs of PARALLEL_BYTES or more build the mention index in a spawned
+    process, so a script calling this must guard its entry point with
+    `if __name__ == "__main__":` (the multiprocessing rule).
+    """
+    started = time.perf_counter()
+    store_dir = Path(store_dir).expanduser()
+    files = find_sources(sources)
+    appending = _check_mode(store_dir, mode, index_only)
+    rejects_file = Path(rejects_path).expanduser() if rejects_path else store_dir / REJECTS_FILE
+    if rejects_file.is_file():
+        rejects_file.unlink()
+    work_dir = store_dir if appending else store_dir / f".loading-{os.getpid()}"
+    try:
+        work_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise KBError(f"cannot create {work_dir}: {error.strerror}") from None
+    existing = store_dir / INDEX_SUBDIR if appending else None
+    job = _IndexJob(files, work_dir / INDEX_SUBDIR, rejects_file, existing)
+    try:
+        passes = _run_passes(job, work_dir, index_only, _show_progress(progress))
+        seconds = time.perf_counter() - started
+        report = LoadReport(
+            store_dir, mode, index_only, passes.reports, None, passes.triples, passes.index_entries, seconds
+        )
+        _write_manifest(work_dir, store_dir, report)
+    except OSError as error:
+        _abandon(work_dir, appending)
+        raise KBError(f"cannot write the store in {store_dir}: {error}") from None
+    except BaseException:
+        _abandon(work_dir, appending)
+        raise
+    if not appending:
+        _move_into_place(work_dir, store_dir)
+    report.rejects_path = rejects_file if passes.rejected else None
+    return report
+
+
+def _abandon(work_dir: Path, appending: bool) -> None:
+    """After a failure, a new or replacing load leaves no trace."""
+    if not appending:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _show_progress(progress: bool | None) -> bool:
+    return sys.stderr.isatty() if progress is None else progress
+
+
+@dataclass
+class _Passes:
+    reports: list[FileReport]
+    index_entries: int
+    rejected: int
+    triples: int | None
+
+
+def _run_passes(job: _IndexJob, work_dir: Path, index_only: bool, show_progress: bool) -> _Passes:
+    """Run the counting pass and, unless `index_only`, the store pass; fill
+    in the duplicates of the triple files from what the store gained."""
+    triple_files = [(path, kind) for path, kind in job.files if kind != MENTIONS]
+    input_bytes = sum(path.stat().st_size for path, _ in job.files)
+    triple_bytes = sum(path.stat().st_size for path, _ in triple_files)
+    in_child = not index_only and input_bytes >= PARALLEL_BYTES
+    # The bar counts the bytes read by the passes of this process.
+    shown = input_bytes if index_only else triple_bytes if in_child else triple_bytes + input_bytes
+    with tqdm(total=shown, unit="B", unit_scale=True, disable=not show_progress, desc="coqa load") as bar:
+        if index_only:
+            passes = _Passes(*job.run(bar), triples=None)
+            for report in passes.reports:
+                if report.kind != MENTIONS:
+                    report.duplicates = None
+            return passes
+        child = _ChildJob(job) if in_child else None
+        try:
+            added, triples = _store_pass(triple_files, work_dir / STORE_SUBDIR, bar)
+            bar.set_postfix_str("mention index")
+            passes = _Passes(*(child.result() if child else job.run(bar)), triples=triples)
+        except BaseException:
+            if child:
+                child.kill()
+            raise
+    for report in passes.reports:
+        if report.kind != MENTIONS:
+            report.duplicates = report.loaded + report.repaired - added[Path(report.path)]
+    return passes
+
+
+def _store_pass(files: list[tuple[Path, str]], store_path: Path, progress: tqdm) -> tuple[dict[Path, int], int]:
+    """Bulk load the triple files into the store at `store_path`; return how
+    many triples the store gained from each file, and its final size."""
+    store = _open_store(store_path)
+    sink = _BulkSink(store)
+    sizes: list[tuple[Path, Future[int]]] = []
+    try:
+        stored = len(store)
+        for path, kind in files:
+            _TripleFileLoader(path, kind, _NoRejects(), sink, None).run(progress)
+            sizes.append((path, sink.size_after()))
+        sink.wait()
+    finally:
+        sink.close()
+    added: dict[Path, int] = {}
+    for path, size in sizes:
+        before, stored = stored, size.result()
+        added[path] = stored - before
+    return added, stored
+
+
+def _write_manifest(work_dir: Path, store_dir: Path, report: LoadReport) -> None:
+    """Record the load in the manifest, after the loads recorded before (append)."""
+    manifest = read_manifest(work_dir) if work_dir == store_dir else {}
+    loads = manifest.get("loads", [])
+    files = []
+    for file_report in report.files:
+        entry = asdict(file_report)
+        entry["repairs"] = dict(file_report.repairs)
+        entry["rejects"] = dict(file_report.rejects)
+        files.append(entry)
+    loads.append(
+        {
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "mode": report.mode,
+            "seconds": round(report.seconds, 3),
+            "files": files,
+        }
+    )
+    manifest = {
+        "coqa_store": 1,
+        "index_only": report.index_only,
+        "triples": report.triples,
+        "index_entries": report.index_entries,
+        "loads": loads,
+    }
+    path = work_dir / MANIFEST
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+def _move_into_place(work_dir: Path, store_dir: Path) -> None:
+    """Replace the store pieces in `store_dir` by those built in `work_dir`."""
+    retired = work_dir / "replaced"
+    try:
+        retired.mkdir()
+        for piece in _store_pieces(store_dir):
+            piece.rename(retired / piece.name)
+        for piece in _store_pieces(work_dir):
+            piece.rename(store_dir / piece.name)
+    except OSError as error:
+        raise KBError(f"cannot move the new store from {work_dir} into {store_dir}: {error}") from None
+    shutil.rmtree(work_dir, ignore_errors=True)
