@@ -23,24 +23,19 @@ import pstats
 import random
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.parse
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
-import synthetic
 from benchutil import Stopwatch, format_table, machine_load, memory, percentiles
 
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.loader import LoadReport, load_kb
 from coqa.kb.names import sparql_name
+from coqa.kb.oxigraph_server import serve_store_copy
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.sparql_endpoint import SparqlEndpoint
 
@@ -107,57 +102,6 @@ def time_queries(kb: KnowledgeBase, queries: list[str]) -> list[tuple[dict[str, 
     return passes
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def oxigraph_server(store: Path, work: Path) -> Iterator[str]:
-    """Run `oxigraph serve` on 127.0.0.1 over a copy of `store`; yield its query URL."""
-    binary = shutil.which("oxigraph", path=str(Path(sys.executable).parent)) or shutil.which("oxigraph")
-    if binary is None:
-        raise SystemExit("bench_load: the oxigraph server binary is missing (pip install -e '.[server]')")
-    copy = work / "server-store"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(store, copy)
-    port = free_port()
-    log_path = work / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [binary, "serve", "--location", str(copy), "--bind", f"127.0.0.1:{port}"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        wait_until_answering(url, process, log_path)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        shutil.rmtree(copy, ignore_errors=True)
-
-
-def wait_until_answering(url: str, process: subprocess.Popen, log_path: Path) -> None:
-    probe = url + "?" + urllib.parse.urlencode({"query": "ASK {}"})
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"bench_load: oxigraph serve exited: {log_path.read_text(errors='replace')[-500:]}")
-        try:
-            with urllib.request.urlopen(probe, timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"bench_load: oxigraph serve did not answer within {SERVER_START_TIMEOUT:.0f} s")
-
-
 def profiled(function: Callable[[], object], top: int) -> tuple[object, str]:
     """Run `function` under cProfile; its result and the top functions by own time."""
     profile = cProfile.Profile()
@@ -221,7 +165,7 @@ def run(args: argparse.Namespace, work: Path) -> int:
     rows += latency_rows("one-hop embedded (OxigraphStore)", time_queries(embedded, queries), len(queries))
     embedded.close()
     if not args.no_server:
-        with oxigraph_server(store_dir / STORE_SUBDIR, work) as url:
+        with serve_store_copy(store_dir / STORE_SUBDIR, work) as url:
             endpoint = SparqlEndpoint(url, timeout=30.0)
             rows += latency_rows("one-hop oxigraph serve (SparqlEndpoint)", time_queries(endpoint, queries), len(queries))
     print(format_table(("benchmark", "result"), rows))

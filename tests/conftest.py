@@ -7,15 +7,10 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import shutil
-import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
 import urllib.request
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -28,6 +23,7 @@ from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
 from coqa.kb.loader import load_kb
 from coqa.kb.names import NAME_BASE, Term, name_to_iri
+from coqa.kb.oxigraph_server import serve_store_copy
 from coqa.kb.oxigraph_store import OxigraphStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -79,13 +75,6 @@ def add_facts(store_path: Path, facts: list[tuple[str, str, Term]]) -> None:
     del store
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (right now)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(autouse=True)
 def _no_coqa_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests see the built-in settings, not the COQA_* variables of whoever runs them."""
@@ -113,7 +102,7 @@ def embedded_kb(kb_store_dir: Path) -> Iterator[OxigraphStore]:
 @pytest.fixture(scope="session")
 def oxigraph_server(kb_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The query URL of a real `oxigraph serve` on 127.0.0.1 over a copy of `kb_store_dir`."""
-    with running_oxigraph_server(kb_store_dir / STORE_SUBDIR, tmp_path_factory.mktemp("server")) as url:
+    with serve_store_copy(kb_store_dir / STORE_SUBDIR, tmp_path_factory.mktemp("server")) as url:
         yield url
 
 
@@ -130,52 +119,8 @@ def bench_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def bench_server(bench_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The query URL of `oxigraph serve` over a copy of `bench_store_dir`."""
-    with running_oxigraph_server(bench_store_dir / STORE_SUBDIR, tmp_path_factory.mktemp("bench-server")) as url:
+    with serve_store_copy(bench_store_dir / STORE_SUBDIR, tmp_path_factory.mktemp("bench-server")) as url:
         yield url
-
-
-@contextmanager
-def running_oxigraph_server(store_path: Path, work: Path) -> Iterator[str]:
-    """Run `oxigraph serve` on 127.0.0.1 over a copy of the pyoxigraph store at
-    `store_path` (the copy keeps the original free for the embedded backend);
-    yield its query URL once it answers; terminate it afterwards."""
-    binary = shutil.which("oxigraph", path=str(Path(sys.executable).parent)) or shutil.which("oxigraph")
-    if binary is None:
-        pytest.fail("the oxigraph server binary is missing: pip install -e '.[test]'")
-    shutil.copytree(store_path, work / "store")
-    port = free_port()
-    log_path = work / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [binary, "serve", "--location", str(work / "store"), "--bind", f"127.0.0.1:{port}"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        _wait_until_answering(url, process, log_path)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_until_answering(url: str, process: subprocess.Popen, log_path: Path) -> None:
-    probe = url + "?" + urllib.parse.urlencode({"query": "ASK {}"})
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"oxigraph serve exited with {process.returncode}: {log_path.read_text(errors='replace')}")
-        try:
-            with urllib.request.urlopen(probe, timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    pytest.fail(f"oxigraph serve did not answer within {SERVER_START_TIMEOUT} s")
 
 
 # --- loopback HTTP servers for protocol tests -------------------------------

@@ -17,7 +17,8 @@ from typing import Callable
 import pytest
 import requests
 
-from conftest import BENCH_DIR, WRITER, Loopback, Reply, free_port, gstore_emulator, never_in_time
+from conftest import BENCH_DIR, WRITER, Loopback, Reply, gstore_emulator, never_in_time
+from coqa.kb.oxigraph_server import free_port
 from coqa.dataset import read_ccks
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KBError, QueryResult

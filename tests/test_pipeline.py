@@ -21,7 +21,7 @@ from coqa.pipeline import Pipeline
 from coqa.templates import sparql_term
 from coqa.kb.names import Term
 
-from conftest import free_port
+from coqa.kb.oxigraph_server import free_port
 
 DEMO_QUESTIONS = DEMO_DIR / "questions.txt"
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"

@@ -12,7 +12,8 @@ from typing import Callable
 
 import pytest
 
-from conftest import BENCH_DIR, WRITER, Loopback, free_port, gstore_emulator
+from conftest import BENCH_DIR, WRITER, Loopback, gstore_emulator
+from coqa.kb.oxigraph_server import free_port
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.cli.main import main
 
