@@ -197,6 +197,8 @@ class QueryGenerator:
                 for p2 in preds_b[answer]:
                     groups[(p1, p2)].add(answer)
         for (p1, p2), answers in groups.items():
+            if p1 == p2 == TYPE_PREDICATE:
+                continue  # "a type both have" answers no question
             bindings = {"e1": first.term, "p1": Term.entity(p1), "e2": second.term, "p2": Term.entity(p2)}
             yield Candidate(shape, bindings, (first, second), (p1, p2), _sorted(answers))
 
