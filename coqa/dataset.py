@@ -85,8 +85,8 @@ def _parse_blocks(text: str, path: Path) -> Iterator[GoldQuestion]:
 
 
 def read_questions(path: str | Path) -> list[str]:
-    """Questions of a plain question file (one per line, `qN:` stripped) or,
-    when the file is in CCKS format, the questions of its blocks."""
+    """Questions of a plain question file: one per line, `qN:` stripped, empty
+    lines kept (each input line gets one answer line)."""
     return [strip_question_prefix(line) for line in read_lines(path)]
 
 
