@@ -25,11 +25,10 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Callable
 
-from benchutil import Stopwatch, format_table, machine_load, memory, percentiles
+from benchutil import Stopwatch, format_table, machine_load, memory, percentiles, run_in_work_dir
 
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase
@@ -128,11 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.data is not None and not any(args.data.glob("pkubase-triples*")):
         parser.error(f"no pkubase-triples* file in {args.data}")
-    if args.work is None:
-        with tempfile.TemporaryDirectory(prefix="coqa-bench-") as work:
-            return run(args, Path(work))
-    args.work.mkdir(parents=True, exist_ok=True)
-    return run(args, args.work)
+    return run_in_work_dir(args, run)
 
 
 def run(args: argparse.Namespace, work: Path) -> int:

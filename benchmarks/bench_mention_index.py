@@ -16,12 +16,11 @@ import json
 import random
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import synthetic
-from benchutil import Stopwatch, format_table, machine_load, memory, percentiles
+from benchutil import Stopwatch, format_table, machine_load, memory, percentiles, run_in_work_dir
 
 # Question shapes for find_all; the slots take mentions sampled from the data.
 QUESTION_TEMPLATES = (
@@ -167,11 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.data is not None and not args.data.is_file():
         parser.error(f"no such file: {args.data}")
-    if args.work is None:
-        with tempfile.TemporaryDirectory(prefix="coqa-bench-") as work:
-            return run(args, Path(work))
-    args.work.mkdir(parents=True, exist_ok=True)
-    return run(args, args.work)
+    return run_in_work_dir(args, run)
 
 
 def run(args: argparse.Namespace, work: Path) -> int:

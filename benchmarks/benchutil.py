@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import tempfile
 import time
-from typing import Iterable, Sequence
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -62,3 +65,13 @@ def format_table(header: tuple[str, str], rows: Iterable[tuple[str, str]]) -> st
     lines = [f"{label:<{width}}  {value}" for label, value in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))
     return "\n".join(lines)
+
+
+def run_in_work_dir(args: argparse.Namespace, run: Callable[[argparse.Namespace, Path], int]) -> int:
+    """Call `run(args, work)` with `args.work` (created if needed), or with a
+    temporary directory removed afterwards when no --work was given."""
+    if args.work is None:
+        with tempfile.TemporaryDirectory(prefix="coqa-bench-") as work:
+            return run(args, Path(work))
+    args.work.mkdir(parents=True, exist_ok=True)
+    return run(args, args.work)
