@@ -17,6 +17,8 @@ def add_kb_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--gstore", metavar="URL", help="gStore ghttp server, e.g. http://127.0.0.1:9000 (with --db)")
     group.add_argument("--db", metavar="NAME", help="gStore database name")
     group.add_argument("--mention-index", metavar="DIR", help="mention index directory (default: STORE/mentions)")
+    # SUPPRESS: an unset subcommand option must not hide `coqa --config FILE COMMAND`.
+    group.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help="YAML settings file (see config.yaml)")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

@@ -1,0 +1,63 @@
+"""Settings: defaults = config.yaml, then --config file, then COQA_* variables, then flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coqa.cli.main import main
+from coqa.config import PROJECT_ROOT, ConfigError, Settings, load_settings, read_config_file
+
+
+def test_config_yaml_documents_exactly_the_built_in_defaults() -> None:
+    data = read_config_file(PROJECT_ROOT / "config.yaml")
+    assert set(data) == set(Settings.__dataclass_fields__)
+    assert Settings().with_overrides(data, "config.yaml") == Settings()
+
+
+def test_precedence_file_then_environment_then_flags(tmp_path: Path) -> None:
+    config = tmp_path / "coqa.yaml"
+    config.write_text("backend: sparql\nendpoint: http://file\ntimeout: 3\nretries: 5\n", encoding="utf-8")
+    environ = {"COQA_ENDPOINT": "http://env", "COQA_RETRIES": "1", "COQA_HANLP": "yes", "HOME": "/x"}
+    settings = load_settings(config, {"endpoint": "http://flag", "timeout": None}, environ)
+    assert (settings.backend, settings.endpoint, settings.timeout, settings.retries, settings.hanlp) == (
+        "sparql", "http://flag", 3.0, 1, True,
+    )
+
+
+def test_config_file_named_by_the_environment(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("log_level: DEBUG\n", encoding="utf-8")
+    assert load_settings(environ={"COQA_CONFIG": str(config)}).log_level == "DEBUG"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("storee: /tmp/x\n", "unknown setting 'storee'"),
+        ("timeout: soon\n", "setting 'timeout' must be a float"),
+        ("backend: virtuoso\n", "backend must be one of oxigraph, sparql, gstore"),
+        ("- a\n- b\n", "must hold a mapping"),
+        ("a: [\n", "not valid YAML"),
+    ],
+)
+def test_bad_settings_are_named(tmp_path: Path, text: str, message: str) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        load_settings(config, environ={})
+
+
+def test_bad_environment_value_is_a_one_line_cli_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COQA_HANLP", "maybe")
+    assert main(["sparql", "select * where { ?s ?p ?o } limit 1"]) == 1
+    assert capsys.readouterr().err.strip() == "coqa: error: environment: setting 'hanlp' must be a bool, not 'maybe'"
+
+
+def test_config_option_works_before_and_after_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("backend: gstore\n", encoding="utf-8")
+    for argv in (["--config", str(config), "sparql", "select ?x {}"], ["sparql", "select ?x {}", "--config", str(config)]):
+        assert main(argv) == 1
+        assert "the gstore backend needs a server URL" in capsys.readouterr().err
