@@ -14,7 +14,6 @@ from coqa.batch import BatchReport, answer_stream, write_answers
 from coqa.cli.common import add_kb_options, fail, settings_from_args
 from coqa.dataset import DatasetError, read_ccks, read_questions
 from coqa.explanation import Explanation
-from coqa.model import ModelError
 
 SHOWN_CANDIDATES = 5
 
@@ -86,8 +85,6 @@ def run_answer(args: argparse.Namespace) -> int:
                 bar.update()
 
             write_answers(answer_stream(settings, questions, args.jobs), write_line, report)
-    except ModelError as error:
-        return fail(str(error))
     except OSError as error:
         return fail(f"cannot write {output}: {error.strerror}")
     seconds = time.perf_counter() - started
@@ -103,10 +100,7 @@ def run_ask(args: argparse.Namespace) -> int:
     from coqa.pipeline import Pipeline
 
     settings = settings_from_args(args)
-    try:
-        pipeline = Pipeline.from_settings(settings)
-    except ModelError as error:
-        return fail(str(error))
+    pipeline = Pipeline.from_settings(settings)
     questions = [args.question] if args.question is not None else _prompt()
     for question in questions:
         explanation = pipeline.answer(question).explanation
