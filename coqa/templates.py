@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from coqa.config import ConfigError
 from coqa.kb.names import Term, sparql_name, sparql_string
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -54,5 +55,5 @@ def load_templates(directory: str | Path) -> dict[str, Template]:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
         templates[path.stem] = Template(path.stem, "\n".join(lines).strip())
     if not templates:
-        raise FileNotFoundError(f"no query templates (*.rq) in {directory}")
+        raise ConfigError(f"no query templates (*.rq) in {directory}: install coqa editable (pip install -e .)")
     return templates
