@@ -43,6 +43,7 @@ from tqdm import tqdm
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.base import KBError
 from coqa.kb.formats import (
+    BOM,
     FILE_PREFIXES,
     MENTIONS,
     TRIPLES,
@@ -461,6 +462,33 @@ class _MentionFileLoader(_FileLoader):
         super().__init__(path, MENTIONS, rejects)
         self.builder = builder
         self._entries_before = len(builder)
+
+    def text_block(self, text: str) -> None:
+        """Regular lines (three fields, a plain entity, a decimal rank, no BOM
+        or CR) go straight to the builder; the others through `line`."""
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        add = self.builder.add_mention
+        regular = 0
+        for line in lines:
+            fields = line.split("\t")
+            if len(fields) == 3:
+                mention, entity, rank = fields
+                if rank.isascii() and rank.isdigit() and mention.strip() and entity and entity[0] != "<":
+                    if line[0] != BOM and line[-1] != "\r":
+                        add(mention, entity, int(rank))
+                        regular += 1
+                        continue
+            self._count_regular(regular)
+            regular = 0
+            self.line(line, [])
+        self._count_regular(regular)
+
+    def _count_regular(self, count: int) -> None:
+        self.report.lines += count
+        self.report.loaded += count
+        self.next_line += count
 
     def parse(self, text: str) -> list[str]:
         mention, repairs = parse_mention_line(text)
