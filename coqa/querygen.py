@@ -59,18 +59,20 @@ class _Neighbourhood:
 
     def subjects_by_node(self) -> dict[Term, set[str]]:
         """For the incoming edges: subject -> the predicates it points here with."""
-        result: dict[Term, set[str]] = defaultdict(set)
-        for predicate, subjects in self.inward.items():
-            for subject in subjects:
-                result[subject].add(predicate)
-        return result
+        return _invert(self.inward)
 
     def objects_by_node(self) -> dict[Term, set[str]]:
-        result: dict[Term, set[str]] = defaultdict(set)
-        for predicate, objects in self.out.items():
-            for obj in objects:
-                result[obj].add(predicate)
-        return result
+        """For the outgoing edges: object -> the predicates that lead to it."""
+        return _invert(self.out)
+
+
+def _invert(edges: Mapping[str, set[Term]]) -> dict[Term, set[str]]:
+    """predicate -> neighbours, turned into neighbour -> predicates."""
+    result: dict[Term, set[str]] = defaultdict(set)
+    for predicate, neighbours in edges.items():
+        for neighbour in neighbours:
+            result[neighbour].add(predicate)
+    return result
 
 
 class QueryGenerator:
