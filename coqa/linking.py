@@ -92,8 +92,9 @@ class EntityLinker:
                 if entry.kind == MENTION and (best_rank[term] == 0 or entry.rank < best_rank[term]):
                     best_rank[term] = entry.rank
             ordered = sorted(kinds, key=lambda t: (best_rank[t] or 99, NAME not in kinds[t], t.value))
+            mention_features = self._mention_features(text, mention, mentions, len(kinds))
             for term in ordered[:MAX_TARGETS_PER_MENTION]:
-                features = self._mention_features(text, mention, mentions, len(kinds))
+                features = dict(mention_features)
                 features.update(self._term_features(text, mention, term, kinds[term], best_rank[term]))
                 pairs[(mention.start, mention.end, term)] = LinkCandidate(term, mention, features)
         result = list(pairs.values())

@@ -160,9 +160,9 @@ class Pipeline:
             explanation.failure = "no candidate query"
             return []
         score, best = ranked[0]
-        result = self.kb.select(best.sparql(self.templates))
-        answers = [str(term) for term in result.column(0)]
-        explanation.chosen = CandidateRecord(best.sparql(self.templates), best.shape, round(score, 4), answers)
+        sparql = best.sparql(self.templates)
+        answers = [str(term) for term in self.kb.select(sparql).column(0)]
+        explanation.chosen = CandidateRecord(sparql, best.shape, round(score, 4), answers)
         if not answers:
             explanation.failure = "the chosen query has no answer"
         return answers
