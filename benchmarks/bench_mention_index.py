@@ -34,22 +34,24 @@ DEFAULT_MENTIONS = 13_000_000
 
 
 def build(data: Path, index_dir: Path) -> dict[str, Any]:
-    """Build the index from a mention2ent file; runs in its own process."""
+    """Build the index from a mention2ent file the way `coqa load` does (the
+    loader's mention-file pass, then `save`); runs in its own process."""
+    from tqdm import tqdm
+
+    from coqa.kb.loader import RejectsWriter, _garbage_collection_paused, _MentionFileLoader
     from coqa.mention_index import MentionIndexBuilder
 
     builder = MentionIndexBuilder()
+    rejects = RejectsWriter(index_dir / "rejects.tsv")
     clock = Stopwatch()
-    lines = 0
-    with open(data, encoding="utf-8") as source:
-        for line in source:
-            mention, entity, rank = line.rstrip("\n").split("\t")
-            builder.add_mention(mention, entity, int(rank))
-            lines += 1
-    collected = clock.lap()
-    after_collect = memory()
-    path = builder.save(index_dir)
+    with _garbage_collection_paused(), tqdm(disable=True) as no_progress:
+        file_report = _MentionFileLoader(data, rejects, builder).run(no_progress)
+        collected = clock.lap()
+        after_collect = memory()
+        path = builder.save(index_dir)
+    rejects.close()
     return {
-        "lines": lines,
+        "lines": file_report.lines,
         "entries": len(builder),
         "collect_s": collected,
         "save_s": clock.lap(),

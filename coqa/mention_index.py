@@ -13,15 +13,15 @@ kinds of surface are indexed, all under `normalize_surface`:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import marisa_trie
 
-from coqa.kb.names import canonical_name
 
 MENTION, NAME, LITERAL = "m", "n", "l"
 INDEX_FILE = "mentions.marisa"
@@ -35,10 +35,20 @@ _DOTS = ("•", "・", "‧", "∙")
 def normalize_surface(text: str) -> str:
     """The form in which surfaces are indexed and questions are matched:
     NFKC (full width to half width), lower case, one kind of middle dot."""
-    text = unicodedata.normalize("NFKC", text).lower()
+    return _fold(unicodedata.normalize("NFKC", text))
+
+
+def _fold(text: str) -> str:
+    """Lower case and one kind of middle dot (the steps of `normalize_surface` after NFKC)."""
+    text = text.lower()
     for dot in _DOTS:  # str.replace is ten times faster than str.translate here
         text = text.replace(dot, "·")
     return text
+
+
+_NFKC = functools.partial(unicodedata.normalize, "NFKC")
+# The full-width characters of PKU BASE names (`_（…）`), with their NFKC forms.
+_WIDE = (("（", "("), ("）", ")"))
 
 
 _QUALIFIER_OPENERS = ("_（", "_(", "（", "(")
@@ -74,48 +84,86 @@ class IndexEntry:
     rank: int
 
 
-def _encode(kind: str, target: str, rank: int) -> bytes:
-    return f"{kind}{rank}\t{target}".encode("utf-8")
-
-
 def _decode(value: bytes) -> IndexEntry:
     head, target = value.decode("utf-8").split("\t", 1)
     return IndexEntry(head[0], target, int(head[1:]))
 
 
+def _encode_each(texts: Sequence[str]) -> list[bytes]:
+    """UTF-8 of each text, encoded as one joined text (one C call instead of one per text)."""
+    encoded = "\n".join(texts).encode("utf-8").split(b"\n")
+    if len(encoded) != len(texts):  # a text holds a "\n" (or there are none)
+        encoded = [text.encode("utf-8") for text in texts]
+    return encoded
+
+
+def index_keys(surfaces: Sequence[str]) -> list[bytes]:
+    """The UTF-8 keys under which `surfaces` are indexed, one per surface:
+    ``normalize_surface(s).strip()`` of each, computed with C-level maps and
+    replacements over the joined surfaces, which gives the same result:
+    replacing a character by its NFKC decomposition (`_WIDE`) never changes
+    a text's NFKC form, and lower case looks across cased and case-ignorable
+    letters only, so never across a line break. (NFKC itself stays per
+    surface: an NFKC text is recognized quickly, a long joined one rarely is.)"""
+    joined = "\n".join(surfaces)
+    if joined.count("\n") != len(surfaces) - 1:  # a surface holds a "\n" (or there are none)
+        return [normalize_surface(surface).strip().encode("utf-8") for surface in surfaces]
+    for wide, narrow in _WIDE:
+        joined = joined.replace(wide, narrow)
+    joined = _fold("\n".join(map(_NFKC, joined.split("\n"))))
+    return _encode_each(list(map(str.strip, joined.split("\n"))))
+
+
 class MentionIndexBuilder:
-    """Collects surfaces while the KB files stream by; `save` writes the index."""
+    """Collects surfaces while the KB files stream by; `save` writes the index.
+
+    The add methods take batches: the work per surface is done in C over
+    the joined batch, which is what makes indexing PKU BASE fast."""
 
     def __init__(self) -> None:
-        # key + _SEPARATOR + value as one bytes object: half the memory of a (str, bytes) tuple.
+        # key + _SEPARATOR + value as one bytes object: half the memory of a
+        # (str, bytes) tuple, and exactly the form marisa's BytesTrie stores.
         self._entries: set[bytes] = set()
 
-    def _add(self, surface: str, kind: str, target: str, rank: int) -> None:
-        key = normalize_surface(surface).strip()
-        if key:
-            self._entries.add(key.encode("utf-8") + _SEPARATOR + _encode(kind, target, rank))
+    def _add(self, surfaces: Sequence[str], values: Sequence[str]) -> None:
+        """Index `values[i]` (`{kind}{rank}\\t{target}`, see `_decode`) under
+        `surfaces[i]`; surfaces that normalize to nothing are skipped."""
+        keys = index_keys(surfaces)
+        entries = map(_SEPARATOR.join, zip(keys, _encode_each(values)))
+        if b"" in keys:
+            entries = (entry for entry in entries if entry[0] != _SEPARATOR[0])
+        self._entries.update(entries)
 
-    def add_mention(self, mention: str, entity: str, rank: int) -> None:
-        self._add(mention, MENTION, canonical_name(entity), rank)
+    def add_mentions(self, mentions: Sequence[str], entities: Sequence[str], ranks: Sequence[int | str]) -> None:
+        """Add mention2ent rows: `mentions[i]` may name the entity `entities[i]`
+        (a canonical name, see `canonical_name`) with rank `ranks[i]` (an int
+        or its decimal digits without leading zeros)."""
+        self._add(mentions, list(map(f"{MENTION}{{}}\t{{}}".format, ranks, entities)))
 
-    def add_entity(self, name: str) -> None:
-        name = canonical_name(name)
-        self._add(name, NAME, name, 0)
-        short = base_name(name)
-        if short != name:
-            self._add(short, NAME, name, 0)
-            alias = bracket_alias(name)
-            if alias:
-                self._add(alias, NAME, name, 0)
+    def add_entities(self, names: Sequence[str]) -> None:
+        """Add entities by their canonical names: each under its name, its base
+        name (see `base_name`) and its bracket alias (see `bracket_alias`)."""
+        self._add(names, [f"{NAME}0\t{name}" for name in names])
+        shorts = [(base_name(name), name) for name in names if "(" in name or "（" in name]
+        shorts = [(short, name) for short, name in shorts if short != name]
+        aliases = [(bracket_alias(name), name) for _, name in shorts]
+        for pairs in (shorts, [(alias, name) for alias, name in aliases if alias]):
+            self._add([surface for surface, _ in pairs], [f"{NAME}0\t{name}" for _, name in pairs])
 
-    def add_literal(self, value: str) -> None:
-        if len(value) > MAX_LITERAL_LENGTH:
-            return
-        self._add(value, LITERAL, value, 0)
-        for segment in _SEGMENT_SPLIT.split(value):
-            segment = segment.strip()
-            if len(segment) >= MIN_SEGMENT_LENGTH and segment != value:
-                self._add(segment, LITERAL, value, 0)
+    def add_literals(self, values: Sequence[str]) -> None:
+        """Add literal values of at most MAX_LITERAL_LENGTH characters, each under
+        itself and under its segments (split at list punctuation) of at least
+        MIN_SEGMENT_LENGTH characters."""
+        short = [value for value in values if len(value) <= MAX_LITERAL_LENGTH]
+        self._add(short, [f"{LITERAL}0\t{value}" for value in short])
+        segments = [
+            (segment, value)
+            for value in short
+            if _SEGMENT_SPLIT.search(value)
+            for segment in map(str.strip, _SEGMENT_SPLIT.split(value))
+            if len(segment) >= MIN_SEGMENT_LENGTH and segment != value
+        ]
+        self._add([segment for segment, _ in segments], [f"{LITERAL}0\t{value}" for _, value in segments])
 
     def add_index(self, index: "MentionIndex") -> None:
         """Add every entry of an existing index (`coqa load --append`)."""
@@ -128,9 +176,9 @@ class MentionIndexBuilder:
         """Write the index into `directory` (created if needed); return the file."""
         path = Path(directory) / INDEX_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
-        pairs = (entry.split(_SEPARATOR, 1) for entry in self._entries)
-        # marisa sorts by itself (pre-sorting doubles the time); one trie level makes lookups 3x faster.
-        trie = marisa_trie.BytesTrie(((key.decode("utf-8"), value) for key, value in pairs), num_tries=1)
+        # A BinaryTrie of key + separator + value is a BytesTrie (same file).
+        # marisa builds 40% faster from sorted keys; one trie level makes lookups 3x faster.
+        trie = marisa_trie.BinaryTrie(sorted(self._entries), num_tries=1)
         tmp = path.with_suffix(".tmp")
         trie.save(str(tmp))
         tmp.replace(path)

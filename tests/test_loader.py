@@ -15,7 +15,7 @@ import coqa.kb.loader as loader_module
 from coqa.cli.main import main
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.base import KBError
-from coqa.kb.formats import LineError, parse_mention_line, parse_triple_line
+from coqa.kb.formats import LineError, is_blank, parse_mention_line, parse_triple_line
 from coqa.kb.loader import LoadReport, load_kb, regular_lines_to_ntriples, triple_to_ntriples
 from coqa.kb.names import Term, canonical_name, sparql_name
 from coqa.kb.oxigraph_store import OxigraphStore
@@ -46,7 +46,7 @@ def objects(store_dir: Path, subject: str, predicate: str) -> list[str]:
 
 
 def rejects_rows(path: Path) -> list[list[str]]:
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = path.read_bytes().decode("utf-8").split("\n")  # raw lines may hold a "\r"
     assert lines[0] == "file\tline\treason\traw"
     return [line.split("\t", 3) for line in lines[1:] if line]
 
@@ -282,6 +282,37 @@ def test_mention_file_counts_and_index(tmp_path: Path) -> None:
     assert {(e.kind, e.target, e.rank) for e in index.lookup("诗仙")} == {(MENTION, "李白_（唐朝诗人）", 1)}
     assert "李白_（唐朝诗人）" in {e.target for e in index.lookup("李白")}
     assert "太白" in {e.target for e in index.lookup("太白")}
+
+
+_MENTION_PIECES = ["李白", " ", "\t", "<", ">", "1", "01", "x", "\ufeff", "\r", "\u3000", "Ａ"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_MENTION_PIECES), max_size=6).map("".join), max_size=8))
+def test_mention_lines_batched_equal_line_by_line(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
+    """Whatever the mix of regular, repaired, rejected and blank lines, the
+    batch path counts, numbers and indexes them as parsing each line would."""
+    directory = tmp_path_factory.mktemp("mentions")
+    write(directory, "pkubase-mention2ent.txt", "".join(line + "\n" for line in lines))
+    report = load_kb([directory], directory / "store", index_only=True)
+    expected_entries, expected_rejects, blank = set(), [], 0
+    for number, line in enumerate(lines, start=1):
+        if is_blank(line):
+            blank += 1
+            continue
+        try:
+            mention, _ = parse_mention_line(line)
+        except LineError:
+            expected_rejects.append(str(number))
+        else:
+            expected_entries.add((mention.mention.strip(), canonical_name(mention.entity), mention.rank))
+    [mentions] = report.files
+    assert (mentions.lines, mentions.blank, mentions.rejected) == (len(lines), blank, len(expected_rejects))
+    if expected_rejects:
+        assert [row[1] for row in rejects_rows(report.rejects_path)] == expected_rejects
+    index = MentionIndex.open(directory / "store" / INDEX_SUBDIR)
+    for surface, entity, rank in expected_entries:
+        assert (MENTION, entity, rank) in {(e.kind, e.target, e.rank) for e in index.lookup(surface)}
 
 
 def test_the_index_built_in_a_second_process_is_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
