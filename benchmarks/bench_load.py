@@ -145,11 +145,19 @@ def run(args: argparse.Namespace, work: Path) -> int:
     store_dir = work / "store"
     shutil.rmtree(store_dir, ignore_errors=True)
     note(f"loading {sum(inputs.values()):,} lines from {data}")
+    cpu_before = cpu_seconds()
     clock = Stopwatch()
     load = functools.partial(load_kb, sources, store_dir, mode="new", progress=False)
     report, profile_text = profiled(load, args.profile) if args.profile else (load(), "")
     seconds = clock.lap()
     rows += load_rows(report, inputs, seconds)
+    own, children = (after - before for after, before in zip(cpu_seconds(), cpu_before))
+    rows.append(
+        (
+            "load: CPU time, this process / index process",
+            f"{own:.0f} s / {children:.0f} s ({(own + children) / seconds:.2f} cores busy on average)",
+        )
+    )
     rows.append(("load: peak RSS of this process", f"{memory()['peak_mb']:,.0f} MB"))
     child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     rows.append(("load: peak RSS of the largest child process", f"{child_peak:,.0f} MB (generator, index builder)"))
@@ -167,6 +175,13 @@ def run(args: argparse.Namespace, work: Path) -> int:
     if profile_text:
         print(profile_text)
     return 0
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """User + system CPU seconds of this process (all its threads) and of its
+    finished child processes."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def note(message: str) -> None:

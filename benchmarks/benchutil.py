@@ -53,9 +53,16 @@ def percentiles(samples: Sequence[float]) -> dict[str, float]:
 
 
 def machine_load() -> str:
-    """Load averages and core count, to note what else was running."""
+    """Load averages, core count and a speed probe, to note what else was
+    running and how fast a core was (on a shared virtual machine the same
+    work can take a third longer from one hour to the next)."""
     one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+    started = time.perf_counter()
+    total = 0
+    for number in range(5_000_000):
+        total += number
+    probe = time.perf_counter() - started
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores; 5M-step Python loop {probe:.2f} s"
 
 
 def format_table(header: tuple[str, str], rows: Iterable[tuple[str, str]]) -> str:
