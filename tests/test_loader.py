@@ -4,9 +4,13 @@ the index-only build, and the shared pkubase-bench slice end to end."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
+import threading
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -453,3 +457,13 @@ def test_trailing_space_name_via_the_cli(tmp_path: Path, capsys: pytest.CaptureF
     for query in ["select ?x where { <2008年北京奥运会 > <吉祥物> ?x. }", "select ?x where { ?x <吉祥物> <福娃>. }"]:
         assert main(["sparql", query, "--store", str(tmp_path / "store")]) == 0
         assert capsys.readouterr().out.split() in (["<福娃>"], ["<2008年北京奥运会>"])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="per-thread priorities are a Linux feature")
+def test_bulk_loading_yields_the_cores_to_the_index_process(tmp_path: Path) -> None:
+    sink = loader_module._BulkSink(ox.Store(str(tmp_path / "store")))
+    try:
+        niceness = sink._executor.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())).result()
+    finally:
+        sink.close()
+    assert niceness == min(19, os.getpriority(os.PRIO_PROCESS, 0) + loader_module.BULK_LOAD_NICENESS)

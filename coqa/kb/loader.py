@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -66,6 +67,7 @@ MODES = ("new", "replace", "append")
 REJECTS_FILE = "rejects.tsv"
 BLOCK_BYTES = 8 << 20
 BATCH_BYTES = 128 << 20
+BULK_LOAD_NICENESS = 10
 SEEN_LIMIT = 1 << 22  # names remembered by _IndexFeeder: about 500 MB
 # Inputs this large build the mention index in a second process (spawning costs ~1 s).
 PARALLEL_BYTES = 64 << 20
@@ -201,6 +203,21 @@ class _NoRejects(RejectsWriter):
         self.count += 1
 
 
+def _yield_to_indexing() -> None:
+    """Raise the nice value of the calling thread, and so of the threads it
+    starts (pyoxigraph's bulk loader starts one per core), by
+    BULK_LOAD_NICENESS. At full priority they take both cores from the
+    mention-index process, whose trie save then runs alone at the end;
+    yielding lets the two overlap (about 10% faster end to end at 10M
+    triples). Per-thread priorities are a Linux feature."""
+    if sys.platform == "linux":
+        try:
+            thread = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + BULK_LOAD_NICENESS))
+        except OSError:  # not allowed here: the load runs as it would have
+            pass
+
+
 class _BulkSink:
     """N-Triples bytes into a pyoxigraph store, bulk loaded in batches by a
     background thread (pyoxigraph releases the GIL) while parsing goes on. At
@@ -212,7 +229,9 @@ class _BulkSink:
         self.store = store
         self._parts: list[bytes] = []
         self._size = 0
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="coqa-bulk-load")
+        self._executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="coqa-bulk-load", initializer=_yield_to_indexing
+        )
         self._loading: Future | None = None
         self._tasks: list[Future] = []
 
