@@ -7,10 +7,12 @@ and, when lines were rejected, `rejects.tsv`.
 Files are streamed in blocks of whole lines, so memory stays bounded on the
 triple path whatever the file size (the mention index builder holds its
 entries until it saves them). Most lines take a fast path: a block's regular
-lines (names that are their own IRI encoding, plain literals) are turned into
-N-Triples by two string replacements and bulk loaded by pyoxigraph in a
-background thread while the next block is read; every other line goes
-through `coqa.kb.formats`, which repairs it or says why it cannot.
+lines (names that are their own IRI encoding but for inner spaces, plain
+literals) are turned into N-Triples by a few string replacements and bulk
+loaded by pyoxigraph in a background thread while the next block is read;
+regular mention2ent lines are split into fields by one regex pass and go to
+the index builder as one batch; every other line goes through
+`coqa.kb.formats`, which repairs it or says why it cannot.
 
 Counting: every input line is exactly one of *loaded* (as it was),
 *repaired* (loaded after a documented repair), *rejected* (written to the
