@@ -49,7 +49,6 @@ from tqdm import tqdm
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.base import KBError
 from coqa.kb.formats import (
-    BOM,
     FILE_PREFIXES,
     MENTIONS,
     TRIPLES,
@@ -505,9 +504,8 @@ class _MentionFileLoader(_FileLoader):
         self._entries_before = len(builder)
 
     def text_block(self, text: str) -> None:
-        """Regular lines go to the builder in one batch, the others (about one
-        in 10,000 in PKU BASE) one by one through `line`; one regex pass splits
-        the block into fields."""
+        """Regular lines go to the builder in one batch, the others (rare) one
+        by one through `line`; one regex pass splits the block into fields."""
         rows = _MENTION_ROWS.findall(text)
         if text.endswith("\n"):
             rows.pop()  # the empty match after the final "\n"
