@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -467,3 +468,13 @@ def test_bulk_loading_yields_the_cores_to_the_index_process(tmp_path: Path) -> N
     finally:
         sink.close()
     assert niceness == min(19, os.getpriority(os.PRIO_PROCESS, 0) + loader_module.BULK_LOAD_NICENESS)
+
+
+@pytest.mark.parametrize("name", ["pkubase-mention2ent.txt", "pkubase-triples.txt"])
+def test_a_huge_malformed_line_is_rejected_without_hanging(tmp_path: Path, name: str) -> None:
+    """The fast paths' regexes stay linear in the line length (a quadratic
+    one needed minutes for this line and hours for a megabyte)."""
+    started = time.perf_counter()
+    report = load_one(tmp_path, "李 " * 100_000 + "\t\n" + "<a>\t<b>\t\"" + "白 " * 100_000 + "\n", name)
+    assert (report.total.lines, report.total.rejected) == (2, 2)
+    assert time.perf_counter() - started < 10

@@ -83,7 +83,8 @@ _IRREGULAR = re.compile(rf"^(?!{_REGULAR_LINE}$).*$", re.M)
 _SPACED_NAME = re.compile(r"<[^>\n ]* [^>\n]*>")
 # A mention2ent line the fast path takes: a mention that is not all white
 # space, a canonical entity name without angle brackets, a plain rank.
-_REGULAR_MENTION = r"(?!\ufeff)([^\t\n]*\S[^\t\n]*)\t([^<\s\t\n](?:[^\t\n]*\S)?)\t(0|[1-9][0-9]*)"
+# Possessive quantifiers keep the match linear in the line's length.
+_REGULAR_MENTION = r"(?!\ufeff)([^\S\t\n]*+\S[^\t\n]*+)\t([^<\s](?:[^\t\n]*+(?<=\S))?)\t(0|[1-9][0-9]*+)"
 # One row per line: the three fields of a regular line, or the whole line.
 _MENTION_ROWS = re.compile(rf"^(?:{_REGULAR_MENTION}|(.*))$", re.M)
 _SUBJECTS = re.compile(r"^<([^\t]*)>\t", re.M)
