@@ -21,7 +21,9 @@ GB18030 text, byte order mark, CRLF, missing ' .', a tab inside a literal or
 name, ...) or written to the rejects file with file, line number, reason and
 the raw line. At the end every file's lines are accounted for:
 lines = loaded + repaired + rejected + blank; "duplicates" counts the loaded
-or repaired lines whose fact was already stored (kept once)."""
+or repaired lines whose fact was already stored (kept once): per file for a
+mention file or a lone triple file; for several triple files, which go into
+the store in one bulk load, only in the total."""
 
 LOAD_EPILOG = """examples:
   coqa load ../shared/data/pkubase-bench --store /tmp/s
@@ -89,6 +91,8 @@ def format_report(report: LoadReport) -> str:
     lines += [_row(name, r, width) for name, r in zip(names, report.files)]
     lines.append(_row("total", total, width))
     lines.append("lines = loaded + repaired + rejected + blank; duplicates are loaded lines whose fact was already stored")
+    if total.duplicates is not None and any(r.duplicates is None for r in report.files):
+        lines.append("? = not counted per file: the triple files go into the store in one bulk load; the total counts them")
     lines += [f"empty file: {r.path}" for r in report.files if r.lines == 0]
     if total.repairs:
         lines.append(f"repairs: {_reasons(total.repairs)}")
