@@ -18,7 +18,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from itertools import repeat
+from typing import Iterable, Iterator, Sequence
 
 import marisa_trie
 
@@ -28,6 +29,7 @@ INDEX_FILE = "mentions.marisa"
 MAX_LITERAL_LENGTH = 40
 MIN_SEGMENT_LENGTH = 2
 _SEPARATOR = b"\xff"  # never occurs in UTF-8
+_NAME_HEAD, _LITERAL_HEAD = f"{NAME}0\t".encode(), f"{LITERAL}0\t".encode()
 _SEGMENT_SPLIT = re.compile(r"[、，,;；/|]+")
 _DOTS = ("•", "・", "‧", "∙")
 
@@ -84,9 +86,11 @@ class IndexEntry:
     rank: int
 
 
-def _decode(value: bytes) -> IndexEntry:
+def _decode(key: str, value: bytes) -> IndexEntry:
+    """The entry stored as `value` under `key`: `{kind}{rank}\\t{target}`, the
+    target left out when it is the key itself (most names and literals)."""
     head, target = value.decode("utf-8").split("\t", 1)
-    return IndexEntry(head[0], target, int(head[1:]))
+    return IndexEntry(head[0], target or key, int(head[1:]))
 
 
 def _encode_each(texts: Sequence[str]) -> list[bytes]:
@@ -125,11 +129,12 @@ class MentionIndexBuilder:
         # (str, bytes) tuple, and exactly the form marisa's BytesTrie stores.
         self._entries: set[bytes] = set()
 
-    def _add(self, surfaces: Sequence[str], values: Sequence[str]) -> None:
-        """Index `values[i]` (`{kind}{rank}\\t{target}`, see `_decode`) under
-        `surfaces[i]`; surfaces that normalize to nothing are skipped."""
+    def _add(self, surfaces: Sequence[str], heads: Iterable[bytes], targets: Sequence[str]) -> None:
+        """Index `targets[i]` with `heads[i]` (`{kind}{rank}\\t`, see `_decode`)
+        under `surfaces[i]`; surfaces that normalize to nothing are skipped."""
         keys = index_keys(surfaces)
-        entries = map(_SEPARATOR.join, zip(keys, _encode_each(values)))
+        shown = [b"" if key == target else target for key, target in zip(keys, _encode_each(targets))]
+        entries = map(b"".join, zip(keys, repeat(_SEPARATOR), heads, shown))
         if b"" in keys:
             entries = (entry for entry in entries if entry[0] != _SEPARATOR[0])
         self._entries.update(entries)
@@ -138,24 +143,24 @@ class MentionIndexBuilder:
         """Add mention2ent rows: `mentions[i]` may name the entity `entities[i]`
         (a canonical name, see `canonical_name`) with rank `ranks[i]` (an int
         or its decimal digits without leading zeros)."""
-        self._add(mentions, list(map(f"{MENTION}{{}}\t{{}}".format, ranks, entities)))
+        self._add(mentions, _encode_each(list(map(f"{MENTION}{{}}\t".format, ranks))), entities)
 
     def add_entities(self, names: Sequence[str]) -> None:
         """Add entities by their canonical names: each under its name, its base
         name (see `base_name`) and its bracket alias (see `bracket_alias`)."""
-        self._add(names, [f"{NAME}0\t{name}" for name in names])
+        self._add(names, repeat(_NAME_HEAD), names)
         shorts = [(base_name(name), name) for name in names if "(" in name or "（" in name]
         shorts = [(short, name) for short, name in shorts if short != name]
         aliases = [(bracket_alias(name), name) for _, name in shorts]
         for pairs in (shorts, [(alias, name) for alias, name in aliases if alias]):
-            self._add([surface for surface, _ in pairs], [f"{NAME}0\t{name}" for _, name in pairs])
+            self._add([surface for surface, _ in pairs], repeat(_NAME_HEAD), [name for _, name in pairs])
 
     def add_literals(self, values: Sequence[str]) -> None:
         """Add literal values of at most MAX_LITERAL_LENGTH characters, each under
         itself and under its segments (split at list punctuation) of at least
         MIN_SEGMENT_LENGTH characters."""
         short = [value for value in values if len(value) <= MAX_LITERAL_LENGTH]
-        self._add(short, [f"{LITERAL}0\t{value}" for value in short])
+        self._add(short, repeat(_LITERAL_HEAD), short)
         segments = [
             (segment, value)
             for value in short
@@ -163,11 +168,17 @@ class MentionIndexBuilder:
             for segment in map(str.strip, _SEGMENT_SPLIT.split(value))
             if len(segment) >= MIN_SEGMENT_LENGTH and segment != value
         ]
-        self._add([segment for segment, _ in segments], [f"{LITERAL}0\t{value}" for _, value in segments])
+        self._add([segment for segment, _ in segments], repeat(_LITERAL_HEAD), [value for _, value in segments])
 
     def add_index(self, index: "MentionIndex") -> None:
-        """Add every entry of an existing index (`coqa load --append`)."""
-        self._entries.update(key.encode("utf-8") + _SEPARATOR + value for key, value in index._trie.items())
+        """Add every entry of an existing index (`coqa load --append`), in the
+        form `_add` gives it (indexes written before the target could be left
+        out hold it in full)."""
+        for key, value in index._trie.items():
+            head, target = value.split(b"\t", 1)
+            encoded = key.encode("utf-8")
+            shown = b"" if target == encoded else target
+            self._entries.add(b"".join((encoded, _SEPARATOR, head, b"\t", shown)))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -215,7 +226,8 @@ class MentionIndex:
 
     def lookup(self, surface: str) -> list[IndexEntry]:
         """Entries for exactly this surface (normalized here)."""
-        return [_decode(v) for v in self._trie.get(normalize_surface(surface), [])]
+        key = normalize_surface(surface)
+        return [_decode(key, v) for v in self._trie.get(key, [])]
 
     def _begins_a_key(self, prefix: str) -> bool:
         return next(iter(self._trie.iterkeys(prefix)), None) is not None
@@ -235,7 +247,7 @@ class MentionIndex:
         keys = self._trie.keys(prefix)
         if len(keys) > max_keys:
             return None
-        entries = tuple(_decode(v) for key in keys for v in self._trie[key])
+        entries = tuple(_decode(key, v) for key in keys for v in self._trie[key])
         return SurfaceMatch(start, end, prefix, entries)
 
     def find_all(self, text: str) -> Iterator[SurfaceMatch]:
@@ -243,5 +255,5 @@ class MentionIndex:
         normalized with `normalize_surface`."""
         for start in range(len(text)):
             for surface in self._trie.prefixes(text[start:]):
-                entries = tuple(_decode(v) for v in self._trie[surface])
+                entries = tuple(_decode(surface, v) for v in self._trie[surface])
                 yield SurfaceMatch(start, start + len(surface), surface, entries)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import marisa_trie
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,3 +73,27 @@ def test_a_surface_with_a_line_break_is_indexed_whole(tmp_path: Path) -> None:
     index = _saved(builder, tmp_path)
     assert index.lookup("上\n下") == [IndexEntry(MENTION, "甲", 1)]
     assert index.lookup("左") == [IndexEntry(MENTION, "乙", 2)]
+
+
+def test_a_target_equal_to_its_key_is_stored_once_and_read_back_whole(tmp_path: Path) -> None:
+    builder = MentionIndexBuilder()
+    builder.add_entities(["李白", "Li Bai"])
+    builder.add_mentions(["李白"], ["李白"], [1])
+    index = _saved(builder, tmp_path)
+    assert index._trie["李白"] and all(value.endswith(b"\t") for value in index._trie["李白"])
+    assert set(index.lookup("李白")) == {IndexEntry(NAME, "李白", 0), IndexEntry(MENTION, "李白", 1)}
+    assert index.lookup("li bai") == [IndexEntry(NAME, "Li Bai", 0)]
+    assert [match.entries for match in index.find_all("诗人李白")] == [tuple(index.lookup("李白"))]
+
+
+def test_appending_to_an_index_with_whole_targets_adds_no_twins(tmp_path: Path) -> None:
+    """Indexes written before targets equal to their key were left out hold
+    them in full; appending to one must not store such an entry twice."""
+    old = tmp_path / "old"
+    old.mkdir()
+    marisa_trie.BytesTrie([("李白", f"{NAME}0\t李白".encode())]).save(str(old / "mentions.marisa"))
+    builder = MentionIndexBuilder()
+    builder.add_index(MentionIndex.open(old))
+    builder.add_entities(["李白"])
+    assert len(builder) == 1
+    assert _saved(builder, tmp_path / "new").lookup("李白") == [IndexEntry(NAME, "李白", 0)]
