@@ -81,8 +81,10 @@ PARALLEL_BYTES = 64 << 20
 # trims it, see coqa.kb.names.canonical_name).
 _NAME = rf"<(?!\s)[{IRI_SAFE_CHARS} ]+(?<!\s)>"
 _REGULAR_LINE = rf'{_NAME}\t{_NAME}\t(?:{_NAME}|"[^"\\\t\r\n<>]*") \.'
-# A line the fast path cannot take as it is; `.*` never crosses a "\n".
-_IRREGULAR = re.compile(rf"^(?!{_REGULAR_LINE}$).*$", re.M)
+# A run of regular lines: one match takes it whole, so the regex engine
+# looks at each character once (a search for the other lines tries every
+# position, which costs half as much again).
+_REGULAR_RUN = re.compile(rf"(?:{_REGULAR_LINE}\n)*+")
 _SPACED_NAME = re.compile(r"<[^>\n ]* [^>\n]*>")
 # A mention2ent line the fast path takes: a mention that is not all white
 # space, a canonical entity name without angle brackets, a plain rank.
@@ -481,21 +483,19 @@ class _TripleFileLoader(_FileLoader):
     def text_block(self, text: str) -> None:
         """Regular lines are collected in runs for `block`, the others go one
         by one through `line`."""
+        if not text.endswith("\n"):
+            text += "\n"  # the file's last line
         position = 0
-        for match in _IRREGULAR.finditer(text):
-            start = match.start()
-            if start == len(text):
-                break  # the empty match after the block's final "\n"
+        while (start := _REGULAR_RUN.match(text, position).end()) < len(text):  # type: ignore[union-attr]
             self._take_regular(text[position:start])
-            self.line(match.group(0), [])
-            position = match.end() + 1
+            end = text.index("\n", start)
+            self.line(text[start:end], [])
+            position = end + 1
         self._take_regular(text[position:])
 
     def _take_regular(self, lines: str) -> None:
         if not lines:
             return
-        if not lines.endswith("\n"):
-            lines += "\n"
         count = lines.count("\n")
         self.report.lines += count
         self.report.loaded += count
