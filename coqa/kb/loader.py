@@ -71,7 +71,7 @@ MODES = ("new", "replace", "append")
 REJECTS_FILE = "rejects.tsv"
 BLOCK_BYTES = 8 << 20
 PIPE_BYTES = 1 << 20
-BULK_LOAD_NICENESS = 10
+BULK_LOAD_NICENESS = 4
 SEEN_LIMIT = 1 << 22  # names remembered by _IndexFeeder: about 500 MB
 # Inputs this large build the mention index in a second process (spawning costs ~1 s).
 PARALLEL_BYTES = 64 << 20
@@ -226,8 +226,9 @@ def _yield_to_indexing() -> None:
     starts (pyoxigraph's bulk loader starts one per core), by
     BULK_LOAD_NICENESS. At full priority they take both cores from the
     mention-index process, whose trie save then runs alone at the end;
-    yielding lets the two overlap (about 10% faster end to end at 10M
-    triples). Per-thread priorities are a Linux feature."""
+    yielding lets the two overlap (125 s end to end at 10M triples at
+    niceness 0, 112-118 s at 10, 109 s at 4, where both end about
+    together). Per-thread priorities are a Linux feature."""
     if sys.platform == "linux":
         try:
             thread = threading.get_native_id()
