@@ -93,6 +93,11 @@ def _decode(key: str, value: bytes) -> IndexEntry:
     return IndexEntry(head[0], target or key, int(head[1:]))
 
 
+def _stored_target(key: bytes, target: bytes) -> bytes:
+    """The target as stored under `key`: nothing when it is the key itself."""
+    return b"" if target == key else target
+
+
 def _encode_each(texts: Sequence[str]) -> list[bytes]:
     """UTF-8 of each text, encoded as one joined text (one C call instead of one per text)."""
     encoded = "\n".join(texts).encode("utf-8").split(b"\n")
@@ -133,7 +138,7 @@ class MentionIndexBuilder:
         """Index `targets[i]` with `heads[i]` (`{kind}{rank}\\t`, see `_decode`)
         under `surfaces[i]`; surfaces that normalize to nothing are skipped."""
         keys = index_keys(surfaces)
-        shown = [b"" if key == target else target for key, target in zip(keys, _encode_each(targets))]
+        shown = map(_stored_target, keys, _encode_each(targets))
         entries = map(b"".join, zip(keys, repeat(_SEPARATOR), heads, shown))
         if b"" in keys:
             entries = (entry for entry in entries if entry[0] != _SEPARATOR[0])
@@ -177,8 +182,7 @@ class MentionIndexBuilder:
         for key, value in index._trie.items():
             head, target = value.split(b"\t", 1)
             encoded = key.encode("utf-8")
-            shown = b"" if target == encoded else target
-            self._entries.add(b"".join((encoded, _SEPARATOR, head, b"\t", shown)))
+            self._entries.add(b"".join((encoded, _SEPARATOR, head, b"\t", _stored_target(encoded, target))))
 
     def __len__(self) -> int:
         return len(self._entries)
