@@ -449,6 +449,11 @@ class _FileLoader:
         """Load one non-blank line; return its repairs or raise LineError."""
         raise NotImplementedError
 
+    def count_loaded(self, count: int) -> None:
+        """Count `count` lines that a fast path loaded as they were."""
+        self.report.lines += count
+        self.report.loaded += count
+
     def finish(self) -> None:
         """Called after the last block."""
 
@@ -498,8 +503,7 @@ class _TripleFileLoader(_FileLoader):
         if not lines:
             return
         count = lines.count("\n")
-        self.report.lines += count
-        self.report.loaded += count
+        self.count_loaded(count)
         self.next_line += count
         self._regular.append(lines)
 
@@ -542,8 +546,7 @@ class _MentionFileLoader(_FileLoader):
         for number in irregular:
             self.next_line = first + number
             self.line(others[number], [])
-        self.report.lines += len(mentions)
-        self.report.loaded += len(mentions)
+        self.count_loaded(len(mentions))
         self.next_line = first + len(rows)
 
     def parse(self, text: str) -> list[str]:
