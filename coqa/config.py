@@ -1,6 +1,6 @@
 """Settings: built-in defaults < `--config FILE` < COQA_* environment < flags.
 
-The built-in defaults are the values in the repository's config.yaml, which
+The built-in defaults are the values in the packaged coqa/config.yaml, which
 documents every key (a test keeps the two equal).
 """
 
@@ -13,9 +13,8 @@ from typing import Any, Mapping
 
 import yaml
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = PROJECT_ROOT / "models" / "default.pkl"
-QUERIES_DIR = PROJECT_ROOT / "queries"
+from coqa.resources import DEFAULT_MODEL
+
 BACKENDS = ("oxigraph", "sparql", "gstore")
 
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from coqa.config import QUERIES_DIR, Settings
+from coqa.config import Settings
 from coqa.cues import CUES, question_cues
 from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
@@ -23,6 +23,7 @@ from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
 from coqa.querygen import Candidate, Limits, QueryGenerator
 from coqa.ranking import PredicateAssociations, add_relative_features, candidate_features, remove_spans
+from coqa.resources import QUERIES_DIR
 from coqa.templates import Template, load_templates
 
 log = logging.getLogger("coqa")

@@ -1,4 +1,4 @@
-"""SPARQL templates: the readable `*.rq` files of queries/, one per query shape.
+"""SPARQL templates: the readable `*.rq` files of coqa/queries/, one per query shape.
 
 A template is plain SPARQL with `{{name}}` placeholders. Terms reach a query
 only through `sparql_term`, so question text can never break its syntax.
@@ -55,5 +55,5 @@ def load_templates(directory: str | Path) -> dict[str, Template]:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
         templates[path.stem] = Template(path.stem, "\n".join(lines).strip())
     if not templates:
-        raise ConfigError(f"no query templates (*.rq) in {directory}: install coqa editable (pip install -e .)")
+        raise ConfigError(f"no query templates (*.rq) in {directory}: the coqa installation is incomplete; reinstall it")
     return templates

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from coqa.cli.main import main
-from coqa.config import PROJECT_ROOT, ConfigError, Settings, load_settings, read_config_file
+from coqa.resources import DEFAULT_CONFIG_FILE
+from coqa.config import ConfigError, Settings, load_settings, read_config_file
 
 
 def test_config_yaml_documents_exactly_the_built_in_defaults() -> None:
-    data = read_config_file(PROJECT_ROOT / "config.yaml")
+    data = read_config_file(DEFAULT_CONFIG_FILE)
     assert set(data) == set(Settings.__dataclass_fields__)
     assert Settings().with_overrides(data, "config.yaml") == Settings()
 

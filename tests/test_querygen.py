@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coqa.config import QUERIES_DIR
+from coqa.resources import QUERIES_DIR
 from coqa.coverage import expressing_template
 from coqa.dataset import read_ccks
 from coqa.kb.names import Term

@@ -17,8 +17,8 @@ from pathlib import Path
 from coqa.kb import MANIFEST
 from coqa.kb.base import KBError
 from coqa.kb.loader import load_kb
+from coqa.resources import DEMO_DIR
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_KB_FILES = ("pkubase-triples.txt", "pkubase-types.txt", "pkubase-mention2ent.txt")
 DEMO_QUESTIONS = DEMO_DIR / "questions.txt"
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
