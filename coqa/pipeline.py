@@ -18,7 +18,7 @@ from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, M
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
 from coqa.linking import EntityLinker, LinkCandidate, LinkedNode, best_links
-from coqa.mention_index import MentionIndex
+from coqa.kb.mention_index import MentionIndex
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
 from coqa.querygen import Candidate, Limits, QueryGenerator

@@ -14,7 +14,7 @@ from coqa.dataset import read_ccks, read_questions
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.demo import DEMO_CCKS, DEMO_QUESTIONS, demo_fingerprint, ensure_demo_store
 from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.mention_index import MENTION, MentionIndex
+from coqa.kb.mention_index import MENTION, MentionIndex
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from coqa.config import ConfigError, load_settings
-from coqa.kb.loader import FileReport, LoadReport, load_kb
+from coqa.kb.loader import load_kb
+from coqa.kb.report import FileReport, LoadReport
 
 LOAD_DESCRIPTION = """Load PKU BASE files into an embedded store directory: the triples and
 types into a pyoxigraph store (STORE/oxigraph), every entity name, literal
