@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import coqa.kb.bulk_load as bulk_load_module
@@ -131,7 +131,7 @@ def test_a_tab_inside_a_name_is_rejoined() -> None:
 def test_mention_lines() -> None:
     assert parse_mention_line("李白\t<李白_（唐朝诗人）>\t1") == (("李白", "李白_（唐朝诗人）", 1), ["entity in angle brackets"])
     assert parse_mention_line("北京奥运会\t2008年北京奥运会 \t2")[0].entity == "2008年北京奥运会 "
-    for line, reason in [("a\tb", "2 tab-separated"), ("a\tb\tx", "rank 'x'"), ("\tb\t1", "empty mention"), ("a\t\t1", "empty entity")]:
+    for line, reason in [("a\tb", "2 tab-separated"), ("a\tb\tx", "rank 'x'"), ("\tb\t1", "empty mention"), ("a\t\t1", "empty entity"), ("李白\t \t1", "empty entity"), ("a\t<\u3000>\t1", "empty entity")]:
         with pytest.raises(LineError, match=reason):
             parse_mention_line(line)
 
@@ -322,6 +322,7 @@ _MENTION_PIECES = ["李白", " ", "\t", "<", ">", "1", "01", "x", "\ufeff", "\r"
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_MENTION_PIECES), max_size=6).map("".join), max_size=8))
+@example(["李白\t \t1"])  # a white-space entity was indexed as 李白 -> 李白 (issue 9)
 def test_mention_lines_batched_equal_line_by_line(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
     """Whatever the mix of regular, repaired, rejected and blank lines, the
     batch path counts, numbers and indexes them as parsing each line would."""

@@ -37,7 +37,8 @@ writes it to the rejects file: fewer than three fields (`<s>\\t<p>`), a term
 that is not closed (a line cut short), an empty or white-space-only name,
 text after a literal's closing quote (typed or language-tagged literals are
 not PKU BASE), bytes that are neither UTF-8 nor GB18030, a mention line
-without exactly three fields or with a rank that is not a whole number.
+without exactly three fields, with a mention or entity that is empty or white
+space only, or with a rank that is not a whole number.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ def parse_mention_line(text: str) -> tuple[Mention, list[str]]:
     if len(entity) > 2 and entity.startswith("<") and entity.endswith(">"):
         entity = entity[1:-1]
         repairs.append("entity in angle brackets")
-    if not entity:
+    if not entity.strip():  # the codec trims names: nothing would be left
         raise LineError("empty entity")
     try:
         return Mention(mention, entity, int(rank)), repairs
