@@ -131,7 +131,7 @@ def test_a_tab_inside_a_name_is_rejoined() -> None:
 def test_mention_lines() -> None:
     assert parse_mention_line("李白\t<李白_（唐朝诗人）>\t1") == (("李白", "李白_（唐朝诗人）", 1), ["entity in angle brackets"])
     assert parse_mention_line("北京奥运会\t2008年北京奥运会 \t2")[0].entity == "2008年北京奥运会 "
-    for line, reason in [("a\tb", "2 tab-separated"), ("a\tb\tx", "rank 'x'"), ("\tb\t1", "empty mention"), ("a\t\t1", "empty entity"), ("李白\t \t1", "empty entity"), ("a\t<\u3000>\t1", "empty entity")]:
+    for line, reason in [("a\tb", "2 tab-separated"), ("a\tb\tx", "rank is not a whole number"), ("\tb\t1", "empty mention"), ("a\t\t1", "empty entity"), ("李白\t \t1", "empty entity"), ("a\t<\u3000>\t1", "empty entity")]:
         with pytest.raises(LineError, match=reason):
             parse_mention_line(line)
 

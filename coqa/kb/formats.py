@@ -38,11 +38,12 @@ that is not closed (a line cut short), an empty or white-space-only name,
 text after a literal's closing quote (typed or language-tagged literals are
 not PKU BASE), bytes that are neither UTF-8 nor GB18030, a mention line
 without exactly three fields, with a mention or entity that is empty or white
-space only, or with a rank that is not a whole number.
+space only, or with a rank that is not a whole number of 1 to 9 digits.
 """
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from coqa.kb.names import Term
@@ -52,6 +53,11 @@ FILE_PREFIXES = {"pkubase-triples": TRIPLES, "pkubase-types": TYPES, "pkubase-me
 
 BOM = "\ufeff"
 DECODED_GB18030 = "decoded as GB18030"
+# A rank is 1 to MAX_RANK_DIGITS ASCII digits (PKU BASE ranks are small; a
+# longer one is a broken line, and Python's int() refuses 4,300 digits).
+MAX_RANK_DIGITS = 9
+_RANK = re.compile(f"[0-9]{{1,{MAX_RANK_DIGITS}}}")
+BAD_RANK = f"rank is not a whole number of 1 to {MAX_RANK_DIGITS} digits"
 
 
 class LineError(ValueError):
@@ -193,7 +199,6 @@ def parse_mention_line(text: str) -> tuple[Mention, list[str]]:
         repairs.append("entity in angle brackets")
     if not entity.strip():  # the codec trims names: nothing would be left
         raise LineError("empty entity")
-    try:
-        return Mention(mention, entity, int(rank)), repairs
-    except ValueError:
-        raise LineError(f"rank {rank!r} is not a whole number") from None
+    if not _RANK.fullmatch(rank):
+        raise LineError(BAD_RANK)
+    return Mention(mention, entity, int(rank)), repairs

@@ -50,13 +50,6 @@ def _read(stream: IO[bytes], path: Path) -> bytes:
         raise KBError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _split_lines(block: bytes) -> list[bytes]:
-    lines = block.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    return lines
-
-
 class LineReader:
     """Reads one file block by block and accounts for every line.
 
@@ -83,19 +76,35 @@ class LineReader:
         return self.report
 
     def block(self, block: bytes) -> None:
-        """Read one block of whole lines."""
+        """Read one block of whole lines. A line that is not UTF-8 is cut out
+        and decoded on its own; the lines around it stay on the fast path, so
+        a bad line costs what that line costs (each byte is decoded at most
+        twice), not a slow pass over its whole block."""
+        view = memoryview(block)
+        position = 0
+        while position < len(block):
+            try:
+                text = str(view[position:], "utf-8")
+            except UnicodeDecodeError as error:
+                bad = position + error.start
+                line_start = block.rfind(b"\n", position, bad) + 1 or position
+                line_end = block.find(b"\n", bad)
+                line_end = len(block) if line_end < 0 else line_end
+                if line_start > position:
+                    self.text_block(str(view[position:line_start], "utf-8"))
+                self._undecoded_line(block[line_start:line_end])
+                position = line_end + 1
+            else:
+                self.text_block(text)
+                return
+
+    def _undecoded_line(self, raw: bytes) -> None:
         try:
-            text = block.decode("utf-8")
-        except UnicodeDecodeError:
-            for raw in _split_lines(block):
-                try:
-                    line, repairs = decode_line(raw)
-                except LineError as error:
-                    self.line(raw.decode("utf-8", errors="backslashreplace"), [], str(error))
-                else:
-                    self.line(line, repairs)
+            line, repairs = decode_line(raw)
+        except LineError as error:
+            self.line(raw.decode("utf-8", errors="backslashreplace"), [], str(error))
         else:
-            self.text_block(text)
+            self.line(line, repairs)
 
     def text_block(self, text: str) -> None:
         """Read a block of whole lines decoded as UTF-8."""

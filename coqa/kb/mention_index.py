@@ -50,11 +50,23 @@ class IndexEntry:
     rank: int
 
 
-def _decode(key: str, value: bytes) -> IndexEntry:
+def _decode(key: str, value: bytes) -> IndexEntry | None:
     """The entry stored as `value` under `key`: `{kind}{rank}\\t{target}`, the
-    target left out when it is the key itself (most names and literals)."""
-    head, target = value.decode("utf-8").split("\t", 1)
-    return IndexEntry(head[0], target or key, int(head[1:]))
+    target left out when it is the key itself (most names and literals).
+    None for a value that is not in this form (an index written before the
+    loader checked every rank could hold a rank too long for `int`): one bad
+    entry must not stop a question from being answered."""
+    try:
+        head, target = value.decode("utf-8").split("\t", 1)
+        return IndexEntry(head[0], target or key, int(head[1:]))
+    except ValueError:  # also UnicodeDecodeError
+        return None
+
+
+def _decode_all(key: str, values: Iterable[bytes]) -> tuple[IndexEntry, ...]:
+    """The entries stored under `key`, without those `_decode` cannot read."""
+    entries = (_decode(key, value) for value in values)
+    return tuple(entry for entry in entries if entry is not None)
 
 
 def _stored_target(key: bytes, target: bytes) -> bytes:
@@ -195,7 +207,7 @@ class MentionIndex:
     def lookup(self, surface: str) -> list[IndexEntry]:
         """Entries for exactly this surface (normalized here)."""
         key = normalize_surface(surface)
-        return [_decode(key, v) for v in self._trie.get(key, [])]
+        return list(_decode_all(key, self._trie.get(key, [])))
 
     def _begins_a_key(self, prefix: str) -> bool:
         return next(iter(self._trie.iterkeys(prefix)), None) is not None
@@ -215,7 +227,7 @@ class MentionIndex:
         keys = self._trie.keys(prefix)
         if len(keys) > max_keys:
             return None
-        entries = tuple(_decode(key, v) for key in keys for v in self._trie[key])
+        entries = tuple(entry for key in keys for entry in _decode_all(key, self._trie[key]))
         return SurfaceMatch(start, end, prefix, entries)
 
     def find_all(self, text: str) -> Iterator[SurfaceMatch]:
@@ -223,5 +235,5 @@ class MentionIndex:
         normalized with `normalize_surface`."""
         for start in range(len(text)):
             for surface in self._trie.prefixes(text[start:]):
-                entries = tuple(_decode(surface, v) for v in self._trie[surface])
+                entries = _decode_all(surface, self._trie[surface])
                 yield SurfaceMatch(start, start + len(surface), surface, entries)

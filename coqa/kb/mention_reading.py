@@ -13,18 +13,19 @@ from itertools import compress
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from coqa.kb.formats import MENTIONS, parse_mention_line
+from coqa.kb.formats import MAX_RANK_DIGITS, MENTIONS, parse_mention_line
 from coqa.kb.line_reading import LineReader
 from coqa.kb.names import canonical_name
 from coqa.kb.rejects import RejectsWriter
 
 # A mention2ent line the fast path takes: a mention that is not all white
-# space, a canonical entity name without angle brackets, a plain rank.
+# space, a canonical entity name without angle brackets, a rank in its
+# canonical form (no leading zeros) that parse_mention_line would accept.
 # Each field is one run of characters that cannot overlap the next
 # (white space, then a non-space; tabs end a field), so a failing match
 # backtracks over each character once: linear in the line's length (an
 # ambiguous split such as `[^\t]*\S[^\t]*` is quadratic).
-_REGULAR_MENTION = r"(?!\ufeff)([^\S\t\n]*\S[^\t\n]*)\t([^<\s](?:[^\t\n]*(?<=\S))?)\t(0|[1-9][0-9]*)"
+_REGULAR_MENTION = rf"(?!\ufeff)([^\S\t\n]*\S[^\t\n]*)\t([^<\s](?:[^\t\n]*(?<=\S))?)\t(0|[1-9][0-9]{{0,{MAX_RANK_DIGITS - 1}}})"
 # One row per line: the three fields of a regular line, or the whole line.
 _MENTION_ROWS = re.compile(rf"^(?:{_REGULAR_MENTION}|(.*))$", re.M)
 
