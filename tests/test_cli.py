@@ -202,6 +202,13 @@ def test_answer_and_eval_print_progress_lines_in_logs(store: str, tmp_path: Path
     assert len(PROGRESS_LINE.findall(capsys.readouterr().err)) == len(read_ccks(DEMO_CCKS)) - 1
 
 
+def test_train_prints_progress_lines_in_logs(store: str, tmp_path: Path, capsys) -> None:
+    args = ["train", str(DEMO_CCKS), "-o", str(tmp_path / "model"), "--store", store, "--limit", "8", "--progress-every", "0"]
+    assert main(args) == 0
+    lines = re.findall(r"^coqa: training \(pass \d\) \d+/8 \(\d+%\), \d+\.\d q/s, eta \d+ s$", capsys.readouterr().err, re.M)
+    assert len(lines) == 2 * 7  # two passes over the questions, no line for the last one (the summary follows)
+
+
 # --- the knowledge base down, nothing answered, a question that raises ---------------------
 
 

@@ -187,6 +187,7 @@ def run_eval(args: argparse.Namespace) -> int:
     except OSError as error:
         return fail(f"cannot write reports to {out}: {error.strerror}", USAGE_ERROR)
     settings = settings_from_args(args)
+    from coqa.batch import answer_safely
     from coqa.pipeline import Pipeline
 
     try:
@@ -194,7 +195,12 @@ def run_eval(args: argparse.Namespace) -> int:
     except FileNotFoundError as error:
         return fail(str(error))
     with Progress(len(questions), "answered", args.progress_every) as progress:
-        report = validate(questions, pipeline.answer, jobs=args.jobs, progress=lambda done, _total: progress.update(done))
+        report = validate(
+            questions,
+            lambda question: answer_safely(pipeline, question),
+            jobs=args.jobs,
+            progress=lambda done, _total: progress.update(done),
+        )
     print("\n".join(report_lines(report)))
     try:
         paths = report.write(out)
