@@ -41,6 +41,12 @@ class BatchReport:
         """Numbers of the questions the knowledge base failed (server down, timeout, error reply)."""
         return [number for number, reason in self.failures.items() if reason.startswith(KB_FAILURE)]
 
+    @property
+    def kb_failed_run(self) -> bool:
+        """True when the knowledge base failed for some question and no question
+        got an answer: nothing of the run is usable, because of the knowledge base."""
+        return bool(self.kb_failures) and not self.answered
+
     def reason_counts(self) -> str:
         """Why questions have no answer, e.g. `knowledge base error: 3, empty question: 1`
         (a reason is counted by the part before its first colon)."""

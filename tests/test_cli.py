@@ -5,6 +5,7 @@ answers and arguments."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import re
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import coqa
+from coqa.cli.common import is_utf8_text
 from coqa.cli.main import build_parser, main
 from coqa.cli.progress import Progress
 from coqa.config import Settings
@@ -306,6 +308,17 @@ def test_an_argument_in_gbk_is_a_one_line_error() -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "argument 2 is not UTF-8 text" in one_line_error(done.stderr)
+
+
+def test_a_gbk_line_at_the_ask_prompt_is_refused_and_the_prompt_goes_on(store: str, capsys, monkeypatch) -> None:
+    typed = "周星驰的身高是多少？".encode("gbk") + b"\n" + "周星驰的身高是多少？\n".encode("utf-8")
+    # stdin as Python opens it under a UTF-8 locale: undecodable bytes become lone surrogates
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(typed), encoding="utf-8", errors="surrogateescape"))
+    assert main(["ask", "--store", store]) == 0
+    captured = capsys.readouterr()
+    assert "that line is not UTF-8 text" in one_line_error(captured.err)
+    assert captured.out.count("question:   周星驰的身高是多少？") == 1
+    assert is_utf8_text(captured.out)  # the refused line was not echoed
 
 
 def test_eval_refuses_an_unwritable_report_directory_before_the_run(tmp_path: Path, capsys) -> None:

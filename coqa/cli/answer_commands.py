@@ -8,12 +8,13 @@ import sys
 import time
 from typing import TYPE_CHECKING, Iterable, Iterator, TypeVar
 
-from coqa.cli.common import add_kb_options, fail, settings_from_args
+from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
 from coqa.cli.output import ResultOutput
 from coqa.cli.progress import Progress, add_progress_option
 from coqa.dataset import CCKS, DatasetError, read_ccks, read_question_file
 
 if TYPE_CHECKING:  # the pipeline imports the model stack: only the commands' run functions need it
+    from coqa.batch import BatchReport
     from coqa.explanation import Explanation
 
 SHOWN_CANDIDATES = 5
@@ -129,15 +130,19 @@ def run_answer(args: argparse.Namespace) -> int:
                 progress.advance()
 
             write_answers(answer_stream(settings, source.questions, args.jobs), write_line, report)
-            if report.kb_failures and not report.answered:
-                return fail(f"{report.kb_problem()}" + ("" if output.to_stdout else f"; {output.name} not written"))
+            if report.kb_failed_run:
+                return fail(str(report.kb_problem()) + ("" if output.to_stdout else f"; {output.name} not written"))
             output.commit()
     except OSError as error:
         return fail(f"cannot write {output.name}: {error.strerror}")
-    seconds = time.perf_counter() - started
+    return _summary(report, output.name, time.perf_counter() - started)
+
+
+def _summary(report: BatchReport, output_name: str, seconds: float) -> int:
+    """Print what a finished `coqa answer` run did; its exit code (1 when no question got an answer)."""
     print(
         f"{report.questions} questions, {report.answered} answered, {len(report.failures)} without answer "
-        f"in {seconds:.1f} s -> {output.name}",
+        f"in {seconds:.1f} s -> {output_name}",
         file=sys.stderr,
     )
     if report.kb_failures:
@@ -167,8 +172,8 @@ def run_ask(args: argparse.Namespace) -> int:
                 print(format_explanation(answer.explanation, args.top))
     finally:
         pipeline.close()
-    if report.kb_failures and len(report.kb_failures) == report.questions:
-        return fail(report.kb_problem() or "")
+    if report.kb_failed_run:
+        return fail(str(report.kb_problem()))
     return 0
 
 
@@ -179,7 +184,7 @@ def _prompt() -> Iterator[str]:
         except EOFError:
             print()
             return
-        except UnicodeDecodeError:
+        if not is_utf8_text(line):
             print("coqa: error: that line is not UTF-8 text; type the question in UTF-8", file=sys.stderr)
             continue
         if line.strip() in ("exit", "quit"):

@@ -13,7 +13,7 @@ import sys
 
 from coqa import __version__
 from coqa.cli import answer_commands, eval_commands, kb_commands, sparql_command
-from coqa.cli.common import fail
+from coqa.cli.common import fail, is_utf8_text
 
 # Errors that mean "the user must change something": one line, no traceback.
 # Named by module so that catching them imports nothing: an error class whose
@@ -61,9 +61,7 @@ def undecodable_argument(argv: list[str]) -> str | None:
     """A one-line error for the first argument that is not UTF-8 text (the
     shell passed bytes in another encoding, e.g. GBK), else None."""
     for position, argument in enumerate(argv, start=1):
-        try:
-            argument.encode("utf-8")
-        except UnicodeEncodeError:
+        if not is_utf8_text(argument):
             raw = os.fsencode(argument)
             shown = raw[:24].hex(" ") + (" ..." if len(raw) > 24 else "")
             return (

@@ -9,6 +9,7 @@ pipe, a CI job) a bar would be noise, so a plain line is written every
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from typing import Callable, Iterable, Iterator, TextIO, TypeVar
@@ -87,7 +88,7 @@ class Progress:
         self.close()
 
 
-def add_progress_option(parser) -> None:  # type: ignore[no-untyped-def]
+def add_progress_option(parser: argparse.ArgumentParser) -> None:
     """The `--progress-every SECONDS` option of the long-running commands."""
     parser.add_argument(
         "--progress-every",
