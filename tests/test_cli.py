@@ -86,9 +86,11 @@ def test_dash_writes_the_result_lines_to_stdout(store: str, tmp_path: Path, caps
     assert not (tmp_path / "-").exists()
 
 
-def test_an_unwritable_output_fails_before_answering(store: str, tmp_path: Path, capsys) -> None:
-    code = main(["answer", str(DEMO_QUESTIONS), "-o", str(tmp_path / "missing" / "r.txt"), "--store", store])
-    assert code == 1 and "cannot write" in one_line_error(capsys.readouterr().err)
+@pytest.mark.parametrize("target", ["missing/r.txt", "."])
+def test_an_unwritable_output_fails_before_answering(store: str, tmp_path: Path, capsys, target: str) -> None:
+    code = main(["answer", str(DEMO_QUESTIONS), "-o", str(tmp_path / target), "--store", store])
+    err = capsys.readouterr().err
+    assert code == 1 and "cannot write" in one_line_error(err) and "questions," not in err  # nothing answered
 
 
 # --- question-file formats ------------------------------------------------------

@@ -3,6 +3,7 @@ succeeds, or stdout for `-o -`; report directories checked before a run."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import tempfile
@@ -29,6 +30,8 @@ class ResultOutput:
             self.stream: TextIO = sys.stdout
             return
         target = Path(path)
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
         self.temporary = Path(name)
         self.stream = open(handle, "w", encoding="utf-8", newline="\n")
