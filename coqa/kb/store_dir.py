@@ -74,9 +74,8 @@ def writer_lock(store_dir: Path) -> Iterator[None]:
 def check_mode(store_dir: Path, mode: str, index_only: bool) -> bool:
     """Whether the load appends to an existing store; KBError when the mode
     does not fit what is in `store_dir`, or when a piece's name is taken by
-    something coqa did not write (a load never deletes that)."""
-    if mode not in MODES:
-        raise KBError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    something coqa did not write (a load never deletes that). `mode` is one
+    of MODES."""
     for piece in store_pieces(store_dir):
         if not _written_by_coqa(piece):
             raise KBError(
