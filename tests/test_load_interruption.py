@@ -12,7 +12,6 @@ what an interrupted one left."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
