@@ -1,4 +1,4 @@
-"""CCKS question files: reading them, and the triple patterns of gold SPARQL.
+"""CCKS question files: reading them (coqa.gold reads their SPARQL).
 
 A CCKS file holds blocks separated by blank lines: `qN:question`, the gold
 SPARQL (one or more lines), then the gold answers tab-separated. A plain
@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Iterator
 
 _QUESTION_PREFIX = re.compile(r"^\s*q\d+\s*[:：]\s*", re.I)
-_TERM = re.compile(r'<[^<>\n]*>|\?\w+|"(?:[^"\\]|\\.)*"(?:\^\^<[^>]*>"?|@[\w-]+)?|\'[^\']*\'')
-_BODY = re.compile(r"\{(.*)\}", re.S)
 
 
 def strip_question_prefix(line: str) -> str:
@@ -89,14 +87,3 @@ def read_questions(path: str | Path) -> list[str]:
     lines kept (each input line gets one answer line)."""
     return [strip_question_prefix(line) for line in read_lines(path)]
 
-
-def gold_triples(sparql: str) -> list[tuple[str, str, str]]:
-    """The triple patterns of a (possibly sloppy) gold SPARQL query, as term
-    strings (`<name>`, `?var`, `"literal"`). Missing dots are tolerated;
-    FILTER and other non-triple clauses are skipped."""
-    match = _BODY.search(sparql)
-    if not match:
-        return []
-    body = re.sub(r"(?i)\bfilter\s*\(.*?\)\s*\.?", " ", match.group(1))
-    terms = [t.group(0) for t in _TERM.finditer(body)]
-    return [tuple(terms[i : i + 3]) for i in range(0, len(terms) - len(terms) % 3, 3)]  # type: ignore[misc]

@@ -18,12 +18,11 @@ from typing import Mapping, Sequence
 from coqa.cues import question_cues
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
-from coqa.mention_index import LITERAL, MENTION, NAME, base_name, normalize_surface
+from coqa.mention_index import LITERAL, MENTION, NAME, base_name, normalize_surface, qualifier
 from coqa.mentions import Mention
 from coqa.templates import Template
 
 MAX_TARGETS_PER_MENTION = 12
-_DESCRIPTION_OPEN = ("_（", "_(")
 _IGNORED_CHARS = set("的是了在和与及有哪些什么谁吗呢？?，,。.、 ")
 _PERSON_TYPES = {"人物", "演员", "歌手", "导演", "作家", "文学家", "运动员"}
 _PLACE_TYPES = {"地点", "国家", "城市", "行政区划", "景点"}
@@ -50,15 +49,6 @@ class LinkCandidate:
     term: Term
     mention: Mention
     features: dict[str, float] = field(default_factory=dict)
-
-
-def description(name: str) -> str:
-    """The `_（…）` description of an entity name, or ''."""
-    for opener in _DESCRIPTION_OPEN:
-        cut = name.find(opener)
-        if cut > 0:
-            return name[cut + 2 :].rstrip("）)")
-    return ""
 
 
 def _overlap(part: str, text: str) -> float:
@@ -123,7 +113,7 @@ class EntityLinker:
     def _term_features(text: str, mention: Mention, term: Term, kinds: set[str], rank: int) -> dict[str, float]:
         normalized_name = normalize_surface(term.value)
         rest = text[: mention.start] + text[mention.end :]
-        desc = description(term.value)
+        desc = qualifier(term.value)
         return {
             "t_rank": float(rank or 20),
             "t_in_mention2ent": float(MENTION in kinds),

@@ -163,14 +163,14 @@ class Pipeline:
         score, best = ranked[0]
         sparql = best.sparql(self.templates)
         answers = [str(term) for term in self.kb.select(sparql).column(0)]
-        explanation.chosen = CandidateRecord(sparql, best.shape, round(score, 4), answers)
+        explanation.chosen = CandidateRecord(sparql, best.shape.name, round(score, 4), answers)
         if not answers:
             explanation.failure = "the chosen query has no answer"
         return answers
 
     def _record(self, score: float, candidate: Candidate) -> CandidateRecord:
         return CandidateRecord(
-            candidate.sparql(self.templates), candidate.shape, round(score, 4), [str(a) for a in candidate.answers]
+            candidate.sparql(self.templates), candidate.shape.name, round(score, 4), [str(a) for a in candidate.answers]
         )
 
     def close(self) -> None:

@@ -21,18 +21,11 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from coqa.cues import looks_numeric, question_cues
 from coqa.linking import LinkedNode
 from coqa.mention_index import normalize_surface
-from coqa.querygen import TYPE_PREDICATE, Candidate
+from coqa.querygen import Candidate
+from coqa.shapes import TYPE_PREDICATE, shape_features
 
-SHAPES = (
-    "one_hop_out", "one_hop_in", "one_hop_out_checked", "one_hop_out_checked_in", "chain_out_out", "chain_in_out", "chain_out_in",
-    "star_in_in", "star_out_in", "star_out_out", "star3_in", "type_in", "type_out", "predicate",
-    "count_in", "count_out", "count_star_in_in",
-)  # fmt: skip
 ASSOCIATION_SMOOTHING = 5.0
 STRONG_LINK = 0.3
-
-
-OUTWARD_SHAPES = ("one_hop_out", "chain_out", "star_out", "type_out", "one_hop_out_checked", "count_out")
 
 
 def directed(predicate: str, outward: bool) -> str:
@@ -162,7 +155,7 @@ def candidate_features(
     rest = remove_spans(text, ((n.start, n.end) for n in candidate.nodes))
     rest_bigrams = bigrams(rest)
     rest_grams = grams(rest)
-    features: dict[str, float] = {f"shape_{shape}": float(candidate.shape == shape) for shape in SHAPES}
+    features = shape_features(candidate.shape)
     features.update(cues)
     scores = [n.score for n in candidate.nodes]
     features.update(
@@ -203,9 +196,9 @@ def _predicate_features(
         values = [row[key] for row in rows]
         features[f"p_{key}_max"] = max(values)
         features[f"p_{key}_min"] = min(values)
-        features[f"p_{key}_last"] = values[-1] if candidate.shape.startswith("chain") else values[0]
+        features[f"p_{key}_last"] = values[-1] if candidate.shape.answer_predicate_last() else values[0]
     features["p_length"] = float(len(predicates[0]))
-    first = directed(predicates[0], candidate.shape.startswith(OUTWARD_SHAPES))
+    first = directed(predicates[0], candidate.shape.outward)
     features["p_assoc_directed"], _ = associations.score(first, rest_grams)
     features["p_prior_directed"] = associations.prior(first)
     if associations.neighbours is not None and neighbour_sims is not None:

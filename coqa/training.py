@@ -21,8 +21,9 @@ from threadpoolctl import threadpool_limits
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from coqa.coverage import expressing_template
-from coqa.dataset import GoldQuestion, gold_triples
+from coqa.dataset import GoldQuestion
 from coqa.evaluation.metrics import question_prf
+from coqa.gold import is_variable, parse_query
 from coqa.kb.names import Term
 from coqa.linking import LinkCandidate
 from coqa.mentions import Mention, normalize_question
@@ -51,21 +52,16 @@ class TrainingSummary:
 def gold_terms(sparql: str) -> tuple[set[Term], list[str]]:
     """Entities/literals in subject or object position of a gold query, and its
     predicates, each also as a directed key (see `directed`)."""
-    terms: set[Term] = set()
+    query = parse_query(sparql)
     predicates: list[str] = []
-    for subject, predicate, obj in gold_triples(sparql):
-        for item in (subject, obj):
-            if item.startswith("<"):
-                terms.add(Term.entity(item[1:-1]))
-            elif item.startswith('"'):
-                terms.add(Term.literal(item[1 : item.rfind('"')]))
+    for subject, predicate, obj in query.triples:
         if predicate.startswith("<"):
-            outward = not subject.startswith("?") and obj.startswith("?")
-            inward = subject.startswith("?") and not obj.startswith("?")
+            outward = not is_variable(subject) and is_variable(obj)
+            inward = is_variable(subject) and not is_variable(obj)
             predicates.append(predicate[1:-1])
             if outward or inward:
                 predicates.append(directed(predicate[1:-1], outward))
-    return terms, predicates
+    return query.constants(), predicates
 
 
 LINKER_PARAMETERS = {"max_iter": 300, "learning_rate": 0.08, "max_leaf_nodes": 31}
