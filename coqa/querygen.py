@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import combinations, permutations
 from typing import Iterable, Mapping
 
+from coqa.config import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.linking import LinkedNode
@@ -38,20 +39,6 @@ class Candidate:
 
     def sparql(self, templates: Mapping[str, Template]) -> str:
         return templates[self.shape.name].render(self.bindings)
-
-
-@dataclass
-class Limits:
-    """How far generation looks (bounds the work per question)."""
-
-    one_hop_nodes: int = 5
-    chain_nodes: int = 3
-    star_nodes: int = 5
-    discover_rows: int = 3000
-    chain_rows: dict[str, int] = field(
-        default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
-    )  # the rarer the shape in CCKS, the less it may cost
-    max_candidates: int = 600
 
 
 @dataclass
@@ -80,10 +67,10 @@ def _invert(edges: Mapping[str, set[Term]]) -> dict[Term, set[str]]:
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: Limits | None = None) -> None:
+    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings) -> None:
         self.kb = kb
         self.templates = templates
-        self.limits = limits or Limits()
+        self.limits = limits
 
     def _discover(self, name: str, limit: int, **terms: Term) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render({**terms, "limit": limit})).rows

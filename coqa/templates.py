@@ -6,6 +6,7 @@ only through `sparql_term`, so question text can never break its syntax.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,3 +66,12 @@ def load_templates(directory: str | Path) -> dict[str, Template]:
             f"missing {', '.join(missing) or 'none'}; not registered {', '.join(unregistered) or 'none'}"
         )
     return templates
+
+
+def template_digest(templates: Mapping[str, Template]) -> str:
+    """SHA-256 over the templates' names and texts (comments excluded): a model
+    records it, and a model trained with other templates is refused."""
+    digest = hashlib.sha256()
+    for name in sorted(templates):
+        digest.update(f"{name}\n{templates[name].text}\n\0".encode("utf-8"))
+    return digest.hexdigest()

@@ -52,11 +52,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="train the linking and ranking model on a CCKS-format file",
         description="Train from a CCKS-format file (qN:question / gold SPARQL / gold answers / blank line) "
         "against the knowledge base the gold queries were written for. Seeded and deterministic.",
-        epilog="example: coqa train train.txt --store /data/pkubase-store -o models/mine.pkl",
+        epilog="example: coqa train train.txt --store /data/pkubase-store -o models/mine",
     )
     train.add_argument("train_file", help="CCKS-format training file")
-    train.add_argument("-o", "--output", required=True, help="model file to write")
-    train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    train.add_argument("-o", "--output", required=True, help="model directory to write")
+    train.add_argument("--seed", type=int, help="random seed (default: training.seed of the config, 0)")
     train.add_argument("--limit", type=int, help="train on the first N questions only")
     add_kb_options(train)
     train.set_defaults(run=run_train)
@@ -162,7 +162,9 @@ def run_train(args: argparse.Namespace) -> int:
         return fail(f"no questions in {args.train_file}", 2)
     pipeline = Pipeline.without_model(settings)
     bar = lambda items: tqdm(items, unit="q", disable=not sys.stderr.isatty(), file=sys.stderr)  # noqa: E731
-    model, summary = Trainer(pipeline, seed=args.seed, progress=bar).train(questions)
+    if args.seed is not None:
+        settings = settings.with_overrides({"training": {"seed": args.seed}}, "command line")
+    model, summary = Trainer(pipeline, settings, progress=bar).train(questions)
     model.save(args.output)
     print(
         f"trained on {summary.questions} questions: {summary.link_candidates} link candidates "
