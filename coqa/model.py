@@ -140,6 +140,6 @@ def out_of_date(meta: Mapping[str, Any], templates: Mapping[str, Template]) -> s
 def _difference(recorded: Any, expected: Any) -> str:
     missing = [name for name in expected if name not in recorded]
     unknown = [name for name in recorded if name not in expected]
-    if not missing and not unknown:
-        return "same names in another order"
-    return f"the model lacks {', '.join(missing) or 'none'}; the code has no {', '.join(unknown) or 'none'}"
+    parts = [f"the model lacks {', '.join(missing)}"] if missing else []
+    parts += [f"the code has no {', '.join(unknown)}"] if unknown else []
+    return ", ".join(parts) or "same names in another order"

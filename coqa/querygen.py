@@ -1,10 +1,12 @@
 """Query generation: candidate SPARQL queries for the linked entities.
 
-The shapes are the templates in queries/ (one readable file per shape). The
-knowledge base is asked which predicates and paths exist around each linked
-entity (the `discover_*` templates); every shape is then instantiated with
-what exists, and each candidate carries the answers it would return, so the
-ranker can look at them and only the chosen query is run again at the end.
+The shapes are those of the registry (coqa.shapes), one template each in
+queries/. The knowledge base is asked which predicates and paths exist
+around each linked entity (the `discover_*` templates); each family of
+shapes has one generator here that instantiates its shapes with what exists
+(within the query_generation settings), and each candidate carries the
+answers it would return, so the ranker can look at them and only the chosen
+query is run again at the end.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.shapes import (
     CHAIN, COUNT, DISCOVER_IN, DISCOVER_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
-    PREDICATE, SHAPES_BY_NAME, STAR3_IN, STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
+    PREDICATE, STAR3_IN, STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
 )  # fmt: skip
 from coqa.templates import Template
 

@@ -143,7 +143,7 @@ def test_a_model_with_other_feature_names_is_refused_naming_them(bare: Pipeline,
         TrainedModel.load(copy, bare.templates)
     message = str(refused.value)
     assert "\n" not in message and "is out of date: ranker features differ" in message
-    assert f"the model lacks {RANK_FEATURES[0]}; the code has no old_feature" in message and "retrain" in message
+    assert f"the model lacks {RANK_FEATURES[0]}, the code has no old_feature" in message and "retrain" in message
 
 
 def test_a_model_trained_with_other_templates_is_refused(bare: Pipeline, model_dir: Path, tmp_path: Path) -> None:
