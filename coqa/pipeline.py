@@ -24,12 +24,14 @@ from coqa.model import ModelError, TrainedModel
 from coqa.querygen import Candidate, QueryGenerator
 from coqa.ranking import QueryRanker
 from coqa.resources import QUERIES_DIR
+from coqa.shapes import SHAPES
 from coqa.templates import Template, load_templates
 
 log = logging.getLogger("coqa")
 _Stage = TypeVar("_Stage", EntityLinker, QueryRanker)
 MAX_QUESTION_LENGTH = 300
 KB_FAILURE = "knowledge base error"  # how the failure of a question the KB failed begins
+SHAPE_ORDER = {shape.name: i for i, shape in enumerate(SHAPES)}
 
 
 @dataclass
@@ -41,6 +43,16 @@ class Analysis:
     link_candidates: list[LinkCandidate]
     linked: list[LinkedNode]
     candidates: list[Candidate]
+
+
+def canonical_key(candidate: Candidate, linked: list[LinkedNode]) -> tuple:
+    """A total order of a question's candidates that depends on nothing but their content."""
+    rank = {node: i for i, node in enumerate(linked)}
+    return (
+        tuple(rank.get(node, len(linked)) for node in candidate.nodes),
+        SHAPE_ORDER[candidate.shape.name],
+        tuple(sorted(candidate.bindings.items())),
+    )
 
 
 class Pipeline:
@@ -107,8 +119,15 @@ class Pipeline:
         return detect_mentions(text, self.index, self.extra_spans)
 
     def generate(self, text: str, linked: list[LinkedNode]) -> list[Candidate]:
-        """Candidate queries for the linked nodes of the normalized question."""
-        return self.generator.generate(linked, count_question=bool(CUES["count"].search(text)))
+        """Candidate queries for the linked nodes of the normalized question, in
+        canonical order: by the link rank of their nodes, shape, then bindings.
+
+        The generator groups some candidates through sets, whose iteration order
+        changes with PYTHONHASHSEED; the ranker's training rows and its ties
+        must not, so that the same inputs train the same model in any process.
+        """
+        candidates = self.generator.generate(linked, count_question=bool(CUES["count"].search(text)))
+        return sorted(candidates, key=lambda candidate: canonical_key(candidate, linked))
 
     def analyse(self, text: str) -> Analysis:
         """Mentions, scored links and candidate queries for a normalized question."""
