@@ -12,6 +12,13 @@ of the top candidate's answers (questions without candidates count 0).
 The ranking rows carry the link scores of the configured linker
 (`training.linker.objective`; COQA_TRAINING__LINKER__OBJECTIVE=lambdarank
 compares the rankers over a listwise linker).
+
+    python benchmarks/rank_objectives.py TRAIN --store /tmp/s --without x_ a_date
+
+judges ranking features instead: the configured ranker with all features
+against the same ranker without the features whose names start with the
+given prefixes (both on the same rows and folds). `--limit N` uses the
+first N questions only.
 """
 
 from __future__ import annotations
@@ -19,16 +26,17 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import replace
+from typing import Sequence
 
 import numpy as np
 
 from coqa.boosting import fit_scorer
-from coqa.config import load_settings
+from coqa.config import BoosterSettings, load_settings
 from coqa.dataset import read_ccks
 from coqa.linking import LINK_FEATURES, best_links
 from coqa.pipeline import Pipeline
 from coqa.ranking import RANK_FEATURES
-from coqa.training import Trainer
+from coqa.training import RankingTable, Trainer
 
 OBJECTIVES = ("binary", "lambdarank")
 
@@ -37,9 +45,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("train_file")
     parser.add_argument("--store", required=True)
+    parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
+    parser.add_argument("--without", nargs="+", default=[], help="compare the ranker without features of these prefixes")
     args = parser.parse_args()
     settings = load_settings(flags={"store": args.store})
     questions = read_ccks(args.train_file)
+    if args.limit:
+        questions = questions[: args.limit]
     trainer = Trainer(Pipeline.without_model(settings), settings)
     training = settings.training
     started = time.perf_counter()
@@ -47,6 +59,13 @@ def main() -> None:
     associations, neighbours = trainer.ranking_statistics(examples)
     table = trainer.ranking_table(examples, link_scores, associations, neighbours)
     print(f"rows built in {time.perf_counter() - started:.0f} s: {len(questions)} questions, {len(table.rows)} candidates")
+    if args.without:
+        kept = tuple(name for name in RANK_FEATURES if not name.startswith(tuple(args.without)))
+        print(f"query ranking ({training.ranker.objective}), averaged F1 of the top candidate on held-out folds:")
+        for label, names in (("all features", RANK_FEATURES), (f"without {' '.join(args.without)}", kept)):
+            f1 = ranking_cv(table, names, training.ranker, training.folds, training.seed) / len(questions)
+            print(f"  {label:<40} {f1:.4f}  ({len(names)} features)")
+        return
 
     print("entity linking, recall@1 on held-out folds:")
     for objective in OBJECTIVES:
@@ -65,24 +84,30 @@ def main() -> None:
         print(f"  {objective:<10} {hits / len(examples):.4f}  ({time.perf_counter() - begun:.0f} s for {training.folds} fits)")
 
     print("query ranking, averaged F1 of the top candidate on held-out folds:")
+    for objective in OBJECTIVES:
+        begun = time.perf_counter()
+        total = ranking_cv(table, RANK_FEATURES, replace(training.ranker, objective=objective), training.folds, training.seed)
+        print(f"  {objective:<10} {total / len(questions):.4f}  ({time.perf_counter() - begun:.0f} s for {training.folds} fits)")
+
+
+def ranking_cv(table: RankingTable, names: Sequence[str], booster: BoosterSettings, folds: int, seed: int) -> float:
+    """Sum over the questions of the F1 of the top candidate of a ranker with
+    features `names` trained on the other folds."""
     group_folds = np.array(table.folds)
     starts = np.concatenate([[0], np.cumsum(table.groups)[:-1]])
-    for objective in OBJECTIVES:
-        booster = replace(training.ranker, objective=objective)
-        begun = time.perf_counter()
-        total = 0.0
-        for fold in range(training.folds):
-            kept = np.flatnonzero(group_folds != fold)
-            rows = [i for g in kept for i in range(starts[g], starts[g] + table.groups[g])]
-            scorer = fit_scorer(
-                [table.rows[i] for i in rows], [table.labels[i] for i in rows], [table.groups[g] for g in kept],
-                RANK_FEATURES, booster, training.seed,
-            )  # fmt: skip
-            for g in np.flatnonzero(group_folds == fold):
-                span = range(starts[g], starts[g] + table.groups[g])
-                scores = scorer.score([table.rows[i] for i in span])
-                total += table.f1s[span[int(np.argmax(scores))]]
-        print(f"  {objective:<10} {total / len(questions):.4f}  ({time.perf_counter() - begun:.0f} s for {training.folds} fits)")
+    total = 0.0
+    for fold in range(folds):
+        kept = np.flatnonzero(group_folds != fold)
+        rows = [i for g in kept for i in range(starts[g], starts[g] + table.groups[g])]
+        scorer = fit_scorer(
+            [{name: table.rows[i][name] for name in names} for i in rows], [table.labels[i] for i in rows],
+            [table.groups[g] for g in kept], names, booster, seed,
+        )  # fmt: skip
+        for g in np.flatnonzero(group_folds == fold):
+            span = range(starts[g], starts[g] + table.groups[g])
+            scores = scorer.score([{name: table.rows[i][name] for name in names} for i in span])
+            total += table.f1s[span[int(np.argmax(scores))]]
+    return total
 
 
 if __name__ == "__main__":

@@ -21,6 +21,20 @@ CUES: dict[str, re.Pattern[str]] = {
     "relation": re.compile(r"什么关系|关系是|是.{0,4}的什么"),
 }
 
+# Wording that asks rather than names a relation: interrogatives and function
+# characters. What a question says besides these and its linked mentions is
+# what the predicates of a query must explain.
+_ASKING = re.compile(
+    r"请问|是不是|是否|什么|哪里|哪儿|哪些|哪[一个位部种家年天]|多少|几|谁|啥|何[时处地]|怎么|如何|"
+    r"是|的|了|呢|吗|啊|呀|有|在|和|与|及|叫|称|为|由|被|其|这|那|也"
+)
+_PUNCTUATION = set("？?，,。.、！!：:；;“”\"'《》「」（）() |")
+PLURAL = re.compile(r"哪些|都有|都是|分别|有哪|几个|多少个|们")
+SINGULAR = re.compile(r"哪一|哪个|哪位|谁|是什么|叫什么")
+_DATE = re.compile(r"^\d{3,4}年|^\d{4}[-./]\d{1,2}|\d{1,2}月\d{1,2}日|^\d{4}$")
+_PLACE_NAME = re.compile(r"(市|省|县|区|州|国|镇|村|乡|岛|山|河|湖|江|海|街|路|洲)$")
+_PERSON_NAME = re.compile(r"（[^（）]*(人物|演员|歌手|导演|作家|运动员|政治家|科学家|教授|主持人|画家|诗人|皇帝|学者|球员|作曲家|艺术家|企业家|编剧|模特)[^（）]*）$")
+
 _NUMBER = re.compile(r"^[\d.,\-:：年月日%万亿千百米公里元岁]+$")
 
 
@@ -32,3 +46,28 @@ def question_cues(text: str) -> dict[str, float]:
 def looks_numeric(value: str) -> bool:
     """True for literal values made of digits and units (dates, amounts, heights)."""
     return bool(_NUMBER.match(value.strip())) and any(ch.isdigit() for ch in value)
+
+
+def content_mask(text: str) -> list[bool]:
+    """Per character of `text`: True when it is content (not asking wording,
+    function characters, punctuation, nor a removed span written as `|`)."""
+    mask = [ch not in _PUNCTUATION for ch in text]
+    for match in _ASKING.finditer(text):
+        for i in range(match.start(), match.end()):
+            mask[i] = False
+    return mask
+
+
+def looks_like_date(value: str) -> bool:
+    """True for literal values that read as a date or a year."""
+    return bool(_DATE.search(value.strip()))
+
+
+def looks_like_place(name: str) -> bool:
+    """True for entity names ending like a place name (市, 省, 山, 河, ...)."""
+    return bool(_PLACE_NAME.search(name.split("_")[0]))
+
+
+def looks_like_person(name: str) -> bool:
+    """True for entity names whose disambiguation says it is a person."""
+    return bool(_PERSON_NAME.search(name))

@@ -3,8 +3,12 @@ and the ranker that scores candidates with its trained part.
 
 Per candidate: question/predicate similarity at character and bigram level,
 predicate-phrase associations learned from the training set, answer-type
-cues against answer properties, the linking scores of the nodes it uses,
-its shape (from coqa.shapes) and its answer count. `RankerModel` is the
+cues against answer properties and literal forms, the linking scores of
+the nodes it uses, its shape (from coqa.shapes) and its answer count against
+plural wording; and the whole query against the whole question: how much of
+the question's content (after its mentions and asking words) the path's
+predicates explain, together and the weakest one, and how well the wording
+fits the predicate pair of a two-hop path in training. `RankerModel` is the
 ranker's trained part (association counts, the TF-IDF of the training
 questions, a boosted scorer); `QueryRanker` scores the candidates of a
 question with it, best first.
@@ -26,7 +30,9 @@ from scipy import sparse
 
 from coqa.boosting import BoostedScorer
 from coqa.config import RankingSettings
-from coqa.cues import CUES, looks_numeric, question_cues
+from coqa.cues import (
+    CUES, PLURAL, SINGULAR, content_mask, looks_like_date, looks_like_person, looks_like_place, looks_numeric, question_cues,
+)  # fmt: skip
 from coqa.linking import LinkedNode
 from coqa.kb.surfaces import normalize_surface
 from coqa.querygen import Candidate
@@ -35,10 +41,18 @@ from coqa.shapes import SHAPES, TYPE_PREDICATE, shape_features
 ASSOCIATIONS_FILE = "associations.json"
 NEIGHBOURS_FILE = "neighbours.npz"
 SCORER_FILE = "ranker.txt"
+# A question bigram explains a predicate when it meant that predicate in at
+# least this share of the training questions it occurred in (smoothed).
+EXPLAINING_ASSOCIATION = 0.2
 
 def directed(predicate: str, outward: bool) -> str:
     """The association key of a predicate read from a linked node: out of it (`p>`) or into it (`p<`)."""
     return predicate + (">" if outward else "<")
+
+
+def pair_key(predicates: Iterable[str]) -> str:
+    """The association key of a two-predicate path, whatever the order its query writes them in."""
+    return "+".join(sorted(predicates)) + "+"
 
 
 def grams(text: str) -> set[str]:
@@ -272,8 +286,57 @@ def candidate_features(
     ]
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
     features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context.neighbour_sims))
+    features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION))
     features.update(_answer_features(candidate, context.cues))
+    features.update(_answer_form_features(candidate, text, context.cues))
     return features
+
+
+def _path_predicates(candidate: Candidate) -> list[str]:
+    """The relation predicates of the path (the type predicate names no relation)."""
+    return [p for p in candidate.predicates if p != TYPE_PREDICATE] or list(candidate.predicates)
+
+
+def _explained_positions(predicate: str, rest: str, mask: Sequence[bool], associations: PredicateAssociations, threshold: float) -> set[int]:
+    """Content positions of `rest` a predicate explains: characters of its name,
+    and both characters of a bigram that meant it in training (association >= threshold)."""
+    name = set(normalize_surface(predicate))
+    explained = {i for i, ch in enumerate(rest) if mask[i] and ch in name}
+    for i in range(len(rest) - 1):
+        if mask[i] and mask[i + 1]:
+            counts = associations.pair_counts.get(rest[i : i + 2])
+            if counts and counts.get(predicate, 0) / (associations.gram_counts[rest[i : i + 2]] + associations.smoothing) >= threshold:
+                explained.update((i, i + 1))
+    return explained
+
+
+_EXPLANATION_FEATURES = ("x_explained", "x_unexplained", "x_explained_min", "x_explained_last", "x_content", "x_pair_assoc", "x_pair_prior")
+
+
+def _explanation_features(
+    candidate: Candidate, rest: str, rest_grams: set[str], associations: PredicateAssociations, threshold: float
+) -> dict[str, float]:
+    """How much of the question's content (what remains after the candidate's
+    mentions and the asking words) the predicates of the path explain, together
+    and the weakest one alone, and how well the question's wording fits the
+    pair of predicates of a two-hop path."""
+    mask = content_mask(rest)
+    content = sum(mask)
+    predicates = [p for p in _path_predicates(candidate) if p]
+    by_predicate = [_explained_positions(p, rest, mask, associations, threshold) for p in predicates] or [set()]
+    union = set().union(*by_predicate)
+    last = by_predicate[-1] if candidate.shape.answer_predicate_last() else by_predicate[0]
+    pair = pair_key(predicates) if len(predicates) == 2 else ""
+    pair_assoc = associations.score(pair, rest_grams)[0] if pair else 0.0
+    return {
+        "x_explained": len(union) / content if content else 1.0,
+        "x_unexplained": float(content - len(union)),
+        "x_explained_min": min(len(e) for e in by_predicate) / content if content else 1.0,
+        "x_explained_last": len(last) / content if content else 1.0,
+        "x_content": float(content),
+        "x_pair_assoc": pair_assoc,
+        "x_pair_prior": associations.prior(pair) if pair else 0.0,
+    }
 
 
 _PREDICATE_ROW = ("char", "bigram", "contained", "fuzzy", "assoc_max", "assoc_top3", "prior", "neighbour_max", "neighbour_top3")
@@ -288,7 +351,7 @@ def _predicate_features(
     neighbours: PredicateNeighbours,
     neighbour_sims: np.ndarray,
 ) -> dict[str, float]:
-    predicates = [p for p in candidate.predicates if p != TYPE_PREDICATE] or list(candidate.predicates)
+    predicates = _path_predicates(candidate)
     if not predicates:
         predicates = [a.value for a in candidate.answers]
     rows = []
@@ -336,9 +399,37 @@ def _answer_features(candidate: Candidate, cues: Mapping[str, float]) -> dict[st
     }
 
 
+_ANSWER_FORM_FEATURES = (
+    "a_date", "a_place", "a_person", "a_when_date", "a_where_place", "a_who_person", "a_plural_many", "a_singular_one",
+)  # fmt: skip
+
+
+def _answer_form_features(candidate: Candidate, text: str, cues: Mapping[str, float]) -> dict[str, float]:
+    """Answer-type fit from the answers' literal forms and names (no KB lookups,
+    to keep ranking fast): dates for when, place names for where, people for
+    who; and the number of answers against plural or singular wording."""
+    answers = candidate.answers
+    count = len(answers)
+    date = sum(a.is_literal and looks_like_date(a.value) for a in answers) / count if count else 0.0
+    place = sum(not a.is_literal and looks_like_place(a.value) for a in answers) / count if count else 0.0
+    person = sum(not a.is_literal and looks_like_person(a.value) for a in answers) / count if count else 0.0
+    plural, singular = bool(PLURAL.search(text)), bool(SINGULAR.search(text))
+    return {
+        "a_date": date,
+        "a_place": place,
+        "a_person": person,
+        "a_when_date": cues["cue_when"] * date,
+        "a_where_place": cues["cue_where"] * place,
+        "a_who_person": cues["cue_who"] * person,
+        "a_plural_many": float(plural) * float(count > 1),
+        "a_singular_one": float(singular) * float(count == 1),
+    }
+
+
 RELATIVE_FEATURES = (
     "link_max", "link_mean", "p_assoc_max_max", "p_assoc_top3_max", "p_char_max", "p_bigram_max",
     "p_fuzzy_max", "p_prior_max", "coverage", "a_log_count", "p_neighbour_max_max", "p_neighbour_top3_max",
+    "x_explained", "x_explained_min", "x_pair_assoc",
 )  # fmt: skip
 
 
@@ -358,6 +449,8 @@ CANDIDATE_FEATURES: tuple[str, ...] = (
     + tuple(f"p_{key}_{kind}" for key in _PREDICATE_ROW for kind in ("max", "min", "last"))
     + ("p_length", "p_assoc_directed", "p_prior_directed", "p_neighbour_directed")
     + _ANSWER_FEATURES
+    + _EXPLANATION_FEATURES
+    + _ANSWER_FORM_FEATURES
 )
 RANK_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + tuple(f"gap_{name}" for name in RELATIVE_FEATURES)
 

@@ -32,7 +32,8 @@ from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel
 from coqa.mentions import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
-from coqa.ranking import RANK_FEATURES, PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, remove_spans
+from coqa.ranking import RANK_FEATURES, PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, pair_key, remove_spans
+from coqa.shapes import TYPE_PREDICATE
 from coqa.templates import template_digest
 
 
@@ -62,6 +63,9 @@ def gold_terms(sparql: str) -> tuple[set[Term], list[str]]:
             predicates.append(predicate[1:-1])
             if outward or inward:
                 predicates.append(directed(predicate[1:-1], outward))
+    relations = sorted({p[1:-1] for _, p, _ in query.triples if p.startswith("<") and p[1:-1] != TYPE_PREDICATE})
+    if len(relations) == 2:
+        predicates.append(pair_key(relations))
     return query.constants(), predicates
 
 

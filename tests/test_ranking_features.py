@@ -1,0 +1,78 @@
+"""Whole-query features of the ranker: what the path's predicates explain of
+the question, the two-hop wording learned from gold predicate pairs, and the
+answer forms against the question's cues."""
+
+from __future__ import annotations
+
+from coqa.cues import content_mask, looks_like_date, looks_like_person, looks_like_place
+from coqa.kb.names import Term
+from coqa.linking import LinkedNode
+from coqa.querygen import Candidate
+from coqa.ranking import PredicateAssociations, _answer_form_features, _explanation_features, grams, pair_key, remove_spans
+from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT
+from coqa.cues import question_cues
+from coqa.training import gold_terms
+
+QUESTION = "无名之辈的导演的出生地在哪里？"
+FILM = LinkedNode(Term.entity("无名之辈"), 0.9, 0, 4, "无名之辈")
+
+
+def content(text: str) -> str:
+    return "".join(ch for ch, kept in zip(text, content_mask(text)) if kept)
+
+
+def explanation(predicates: tuple[str, ...], associations: PredicateAssociations) -> dict[str, float]:
+    shape = CHAIN_OUT_OUT if len(predicates) == 2 else ONE_HOP_OUT
+    candidate = Candidate(shape, {}, (FILM,), predicates, (Term.entity("某城"),))
+    rest = remove_spans(QUESTION, [(FILM.start, FILM.end)])
+    return _explanation_features(candidate, rest, grams(rest), associations, 0.2)
+
+
+def test_content_leaves_out_asking_words_punctuation_and_mentions() -> None:
+    assert content(remove_spans(QUESTION, [(0, 4)])) == "导演出生地"
+    assert content("周星驰的身高是多少？") == "周星驰身高"
+
+
+def test_a_chain_explains_what_its_first_hop_leaves_unexplained() -> None:
+    associations = PredicateAssociations(5.0)
+    one_hop, chain = explanation(("出生地",), associations), explanation(("导演", "出生地"), associations)
+    assert one_hop["x_unexplained"] == 2.0 and one_hop["x_explained"] == 0.6
+    assert chain["x_unexplained"] == 0.0 and chain["x_explained"] == 1.0
+    assert chain["x_explained_min"] == 0.4 and chain["x_explained_last"] == 0.6
+
+
+def test_wording_learned_for_a_predicate_explains_it() -> None:
+    associations = PredicateAssociations(1.0)
+    candidate = Candidate(ONE_HOP_OUT, {}, (FILM,), ("导演",), (Term.entity("某人"),))
+    rest = remove_spans("无名之辈是谁拍摄的", [(0, 4)])
+    assert content(rest) == "拍摄"
+    assert _explanation_features(candidate, rest, grams(rest), associations, 0.2)["x_explained"] == 0.0
+    for _ in range(4):
+        associations.add(grams("谁拍摄的"), ["导演"])
+    assert _explanation_features(candidate, rest, grams(rest), associations, 0.2)["x_explained"] == 1.0
+    associations.add(grams("拍摄地点"), ["拍摄地点"])
+    assert _explanation_features(candidate, rest, grams(rest), associations, 0.7)["x_explained"] == 0.0
+
+
+def test_gold_chains_teach_the_wording_of_their_predicate_pair() -> None:
+    _, predicates = gold_terms("select ?x where { ?y <出生地> ?x . <无名之辈> <导演> ?y . }")
+    assert pair_key(["导演", "出生地"]) in predicates
+    associations = PredicateAssociations(1.0)
+    associations.add(grams("||||的导演的出生地在哪里"), predicates)
+    assert explanation(("导演", "出生地"), associations)["x_pair_assoc"] > 0.0
+    assert explanation(("编剧", "出生地"), associations)["x_pair_assoc"] == 0.0
+    _, one_hop = gold_terms("select ?x where { <无名之辈> <导演> ?x . }")
+    assert not any(key.endswith("+") for key in one_hop)
+
+
+def test_answer_forms_against_cues_and_plural_wording() -> None:
+    assert looks_like_date("1962年6月22日") and looks_like_date("1999") and not looks_like_date("320")
+    assert looks_like_place("云溪市") and not looks_like_place("雪夜行")
+    assert looks_like_person("林海_（虚构作家）") and not looks_like_person("雪夜行_（小说）")
+    when = "雪夜行是哪一年出版的？"
+    dated = Candidate(ONE_HOP_OUT, {}, (FILM,), ("出版时间",), (Term.literal("2001年"),))
+    assert _answer_form_features(dated, when, question_cues(when))["a_when_date"] == 1.0
+    which = "林海有哪些作品？"
+    works = Candidate(ONE_HOP_OUT, {}, (FILM,), ("代表作品",), (Term.entity("雪夜行"), Term.entity("北河记")))
+    features = _answer_form_features(works, which, question_cues(which))
+    assert features["a_plural_many"] == 1.0 and features["a_singular_one"] == 0.0
