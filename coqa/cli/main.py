@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from coqa.cli import answer_commands, eval_commands, kb_commands, sparql_command
+from coqa.cli import answer_commands, eval_commands, kb_commands, serve_command, sparql_command
 from coqa.cli.common import fail
 from coqa.config import ConfigError
 from coqa.dataset import DatasetError
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", metavar="FILE", help="YAML settings file (see config.yaml); also $COQA_CONFIG")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (answer_commands, kb_commands, sparql_command, eval_commands):
+    for module in (answer_commands, kb_commands, sparql_command, eval_commands, serve_command):
         module.register(commands)
     return parser
 
