@@ -280,3 +280,78 @@ def test_serve_refuses_a_missing_store_in_one_line(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [run.stderr.strip()]
     assert run.stderr.startswith("coqa: error: ") and str(tmp_path / "none") in run.stderr
+
+
+# --- the pieces the API is made of, without a server -------------------------
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("SELECT ?x WHERE { ?x ?p ?o }", "SELECT ?x WHERE { ?x ?p ?o }\nLIMIT 11"),
+        ("select ?x where { ?x ?p ?o } order by ?x limit 500", "select ?x where { ?x ?p ?o } order by ?x limit 11"),
+        ("SELECT ?x WHERE { ?x ?p ?o } LIMIT 3 OFFSET 2", "SELECT ?x WHERE { ?x ?p ?o } LIMIT 3 OFFSET 2"),
+        ('SELECT ?x WHERE { ?x ?p "LIMIT 99" }', 'SELECT ?x WHERE { ?x ?p "LIMIT 99" }\nLIMIT 11'),
+        ("SELECT ?x WHERE { { SELECT ?x WHERE { ?x ?p ?o } LIMIT 50 } }", "SELECT ?x WHERE { { SELECT ?x WHERE { ?x ?p ?o } LIMIT 50 } }\nLIMIT 11"),
+    ],
+)
+def test_row_cap_lowers_or_adds_the_top_level_limit(query: str, expected: str) -> None:
+    from coqa.serve.sparql import with_row_cap
+
+    assert with_row_cap(query, 11) == expected
+
+
+@pytest.mark.parametrize(
+    "query, accepted",
+    [
+        ("SELECT ?x WHERE { ?x ?p ?o }", True),
+        ("  # a comment\n PREFIX ex: <http://example.org/#a>\nBASE <http://b/>\nselect * { ?s ?p ?o }", True),
+        ("ASK { ?s ?p ?o }", False),
+        ("DESCRIBE <周星驰>", False),
+        ("PREFIX ex: <http://example.org/> INSERT DATA { ex:a ex:b ex:c }", False),
+        ("# SELECT\nCONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", False),
+        ("SELECTED", False),
+    ],
+)
+def test_only_select_queries_are_accepted(query: str, accepted: bool) -> None:
+    from coqa.serve.sparql import QueryRejected, check_select
+
+    if accepted:
+        check_select(query)
+    else:
+        with pytest.raises(QueryRejected):
+            check_select(query)
+
+
+def graph_of(query: str) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str, str, bool]]]:
+    from coqa.serve.query_graph import query_graph
+
+    graph = query_graph(query)
+    return [(n.id, n.kind, n.answer) for n in graph.nodes], [(e.source, e.label, e.target, e.variable) for e in graph.edges]
+
+
+def test_query_graph_of_a_chain_and_a_literal_constraint() -> None:
+    nodes, edges = graph_of('SELECT DISTINCT ?x WHERE { <李白_（唐朝著名诗人）> <妻子> ?y . ?y <誉称> "a \\"b\\"" ; <父亲> ?x . }')
+    assert nodes == [
+        ("<李白_（唐朝著名诗人）>", "entity", False),
+        ("?y", "variable", False),
+        ('"a "b""', "literal", False),
+        ("?x", "variable", True),
+    ]
+    assert edges == [
+        ("<李白_（唐朝著名诗人）>", "妻子", "?y", False),
+        ("?y", "誉称", '"a "b""', False),
+        ("?y", "父亲", "?x", False),
+    ]
+
+
+def test_query_graph_of_a_count_a_relation_answer_and_a_filter() -> None:
+    from coqa.kb.names import name_to_iri
+
+    nodes, edges = graph_of("SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x <类型> <电影>, <作品> . FILTER(?x != <a>) }")
+    assert ("?x", "variable", True) in nodes and len(edges) == 2
+    nodes, edges = graph_of(f"SELECT DISTINCT ?x WHERE {{ <{name_to_iri('A <B>')}> ?x <周杰伦> . }}")
+    assert nodes == [("<A <B>>", "entity", False), ("<周杰伦>", "entity", False)]
+    assert edges == [("<A <B>>", "?x", "<周杰伦>", True)]
+    assert graph_of("SELECT ?x WHERE { ?x ?p ?o . FILTER(?o < 3) ?x a <人物> }")[1][-1] == ("?x", "rdf:type", "<人物>", False)
+    assert graph_of("not a query") == ([], [])

@@ -42,7 +42,7 @@ from coqa.serve.schemas import (
     SparqlResult,
 )
 from coqa.serve.service import KBUnavailable, QuestionService
-from coqa.serve.sparql import QueryRejected, QueryTimeout, RunnerBusy, SparqlRunner
+from coqa.serve.sparql import QueryRejected, QueryTimeout, RunnerUnavailable, SparqlRunner
 
 log = logging.getLogger("coqa")
 STATIC_DIR = Path(__file__).parent / "static"
@@ -79,7 +79,6 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.service = service or QuestionService.open(settings)
         app.state.runner = SparqlRunner(settings, options.sparql_rows, options.sparql_seconds)
-        app.state.runner.start()
         try:
             yield
         finally:
@@ -118,7 +117,7 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
             return error_reply(422, str(error))
         except QueryTimeout as error:
             return error_reply(422, f"{error}: make the query more selective")
-        except RunnerBusy as error:
+        except RunnerUnavailable as error:
             return error_reply(503, str(error))
         except KBError as error:
             _service(request).check_kb()  # KBUnavailable (503) when the knowledge base itself is down

@@ -9,6 +9,7 @@ and a thread left running would keep a core and its memory.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import multiprocessing.pool
 import re
@@ -23,7 +24,7 @@ from coqa.kb.base import KBError
 # and BASE declarations); read here because the knowledge-base layer only
 # tells a non-SELECT query after running it.
 _SELECT_FORM = re.compile(
-    r"(?:\s+|\#[^\n]*|PREFIX\s+[^\s:]*:\s*<[^<>]*>|BASE\s*<[^<>]*>)*SELECT\b", re.IGNORECASE
+    r"(?:\s+|\#[^\n]*\n|PREFIX\s+[^\s:]*:\s*<[^<>]*>|BASE\s*<[^<>]*>)*SELECT\b", re.IGNORECASE
 )
 PROCESS_START_TIMEOUT = 120.0
 _TRAILING_LIMIT = re.compile(r"\bLIMIT\s+(\d+)", re.IGNORECASE)
@@ -37,8 +38,8 @@ class QueryTimeout(Exception):
     """The query ran past the time limit and was stopped."""
 
 
-class RunnerBusy(Exception):
-    """Another query of this worker is still running."""
+class RunnerUnavailable(Exception):
+    """The query process cannot take a query now (busy with another one, or not starting)."""
 
 
 @dataclass
@@ -98,8 +99,9 @@ def _select_in_child(query: str) -> QueryResult:
 
 class SparqlRunner:
     """Runs SELECT queries against the settings' knowledge base in a child
-    process of its own, one query at a time, and stops that process (to
-    start a fresh one for the next query) when a query runs too long."""
+    process of its own (started by the first query), one query at a time, and
+    stops that process (starting a fresh one for the next query) when a query
+    runs too long."""
 
     def __init__(self, settings: Settings, row_limit: int, time_limit: float) -> None:
         self.settings = settings
@@ -114,14 +116,14 @@ class SparqlRunner:
 
         Raises QueryRejected for another query form, KBError for what the
         knowledge base refused or failed with, QueryTimeout past the time
-        limit, RunnerBusy when an earlier query still holds the process
-        after waiting as long as the time limit.
+        limit, RunnerUnavailable when an earlier query still holds the process
+        after waiting as long as the time limit or the process does not start.
         """
         check_select(query)
         cap = min(rows or self.row_limit, self.row_limit)
         capped = with_row_cap(query, cap + 1)
         if not self._lock.acquire(timeout=self.time_limit):
-            raise RunnerBusy("another SPARQL query is still running in this worker; try again")
+            raise RunnerUnavailable("another SPARQL query is still running in this worker; try again")
         try:
             pending = self._ready_process().apply_async(_select_in_child, (capped,))
             try:
@@ -134,11 +136,6 @@ class SparqlRunner:
             self._lock.release()
         truncated = len(result.rows) > cap
         return LimitedResult(QueryResult(result.variables, result.rows[:cap]), truncated)
-
-    def start(self) -> None:
-        """Start the query process now, so that the first query does not wait for it."""
-        with self._lock:
-            self._process()
 
     def _process(self) -> multiprocessing.pool.Pool:
         """The query process, started (in the background) if there is none."""
@@ -157,7 +154,7 @@ class SparqlRunner:
                 pool.apply_async(_ready_in_child).get(PROCESS_START_TIMEOUT)
             except multiprocessing.TimeoutError:
                 self._stop()
-                raise KBError(f"the SPARQL query process did not start within {PROCESS_START_TIMEOUT:g} s") from None
+                raise RunnerUnavailable(f"the SPARQL query process did not start within {PROCESS_START_TIMEOUT:g} s") from None
             self._ready = True
         return pool
 
@@ -166,6 +163,9 @@ class SparqlRunner:
             self._pool.terminate()
             self._pool.join()
             self._pool = None
+            # The pool's queues hold named semaphores that are released only
+            # when the pool object is collected (it sits in reference cycles).
+            gc.collect()
 
     def close(self) -> None:
         """Stop the query process (if one was started)."""

@@ -1,0 +1,198 @@
+"""Load benchmark of `coqa serve`: N concurrent clients on 127.0.0.1.
+
+    coqa load ../shared/data/pkubase-bench --store /tmp/serve-s
+    python benchmarks/bench_serve.py --store /tmp/serve-s [--workers 2] [--clients 1 4 16]
+                                     [--requests 200] [--seconds 60]
+
+Starts `coqa serve --workers W` over the store, waits until every worker
+answers, warms them up, then for each client count runs that many threads,
+each with its own kept-alive HTTP connection, posting questions of
+pkubase-bench's dev.txt (read at run time; each client count starts at a
+different question) to POST /answer until `--requests` requests are done or
+`--seconds` have passed. Prints requests/s, latency
+p50/p95/p99, errors (any reply but 200, or no reply), the requests each
+worker served and the memory of each worker process (and of its SPARQL
+query process, started by the first POST /sparql: none here), with the
+machine's load and a core-speed probe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchutil import format_table, machine_load  # noqa: E402
+
+from coqa.dataset import read_ccks  # noqa: E402
+from coqa.serve.process import RunningServer, coqa_serve  # noqa: E402
+
+DEV_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pkubase-bench" / "dev.txt"
+READY_TIMEOUT = 120.0
+REQUEST_TIMEOUT = 60.0
+
+
+@dataclass
+class LevelResult:
+    clients: int
+    seconds: float
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def throughput(self) -> float:
+        return len(self.latencies) / self.seconds
+
+
+def wait_for_workers(server: RunningServer, workers: int) -> set[int]:
+    """Worker pids seen on /health over fresh connections, until all `workers` answered."""
+    seen: set[int] = set()
+    deadline = time.monotonic() + READY_TIMEOUT
+    while len(seen) < workers and time.monotonic() < deadline:
+        reply = requests.get(server.url + "/health", timeout=REQUEST_TIMEOUT, headers={"connection": "close"})
+        if reply.status_code == 200:
+            seen.add(reply.json()["worker_pid"])
+        else:
+            time.sleep(0.2)
+    if len(seen) < workers:
+        raise SystemExit(f"only {len(seen)} of {workers} workers answered within {READY_TIMEOUT:g} s")
+    return seen
+
+
+def run_level(url: str, questions: list[str], clients: int, max_requests: int, max_seconds: float) -> LevelResult:
+    """`clients` threads posting questions until `max_requests` are done or `max_seconds` passed."""
+    pending = itertools.count()
+    lock = threading.Lock()
+    result = LevelResult(clients, 0.0)
+    started = time.perf_counter()
+    deadline = started + max_seconds
+
+    def client() -> None:
+        with requests.Session() as session:
+            while time.perf_counter() < deadline:
+                number = next(pending)
+                if number >= max_requests:
+                    return
+                question = questions[number % len(questions)]
+                sent = time.perf_counter()
+                try:
+                    reply = session.post(url + "/answer", json={"question": question}, timeout=REQUEST_TIMEOUT)
+                    error = None if reply.status_code == 200 else f"{reply.status_code} {reply.text[:200]}"
+                except requests.RequestException as failure:
+                    error = f"no reply: {failure}"
+                elapsed = time.perf_counter() - sent
+                with lock:
+                    (result.errors.append(error) if error else result.latencies.append(elapsed))
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def rotated(items: list[str], start: int) -> list[str]:
+    start %= len(items)
+    return items[start:] + items[:start]
+
+
+def process_memory(pid: int) -> tuple[float, float]:
+    """Resident and peak resident memory of a process in MiB (Linux /proc)."""
+    values = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(value.split()[0]) / 1024
+    return values["VmRSS"], values["VmHWM"]
+
+
+def children(pid: int) -> list[int]:
+    """Direct child processes of `pid`."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(child) for child in text]
+    return found
+
+
+def memory_report(workers: set[int]) -> list[tuple[str, str]]:
+    rows = []
+    for pid in sorted(workers):
+        rss, peak = process_memory(pid)
+        query_processes = [process_memory(child) for child in children(pid)]
+        extra = "".join(f"; its SPARQL query process {q_rss:.0f} MiB" for q_rss, _ in query_processes)
+        rows.append((f"worker {pid}", f"{rss:.0f} MiB resident (peak {peak:.0f} MiB){extra}"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--store", type=Path, default=Path("/tmp/serve-s"), help="store made by `coqa load` (default /tmp/serve-s)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--requests", type=int, default=200, help="requests per client count (default 200)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="at most this long per client count (default 60)")
+    parser.add_argument("--questions", type=Path, default=DEV_FILE, help="CCKS-format file whose questions are asked")
+    args = parser.parse_args(argv)
+    if not (args.store / "manifest.json").is_file():
+        print(f"no store at {args.store}: coqa load ../shared/data/pkubase-bench --store {args.store}", file=sys.stderr)
+        return 2
+    questions = [q.question for q in read_ccks(args.questions)]
+    print(f"machine before: {machine_load()}")
+    with tempfile.TemporaryDirectory(prefix="coqa-bench-serve-") as work:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
+        options = ["--store", str(args.store), "--workers", str(args.workers)]
+        with coqa_serve(options, Path(work) / "serve.log", env=env) as server:
+            workers = wait_for_workers(server, args.workers)
+            run_level(server.url, questions[::-1], max(args.clients), 4 * max(args.clients), args.seconds)  # warm-up
+            # Each client count asks its own slice of the questions, so that no level
+            # profits from what the pipeline cached while answering the one before.
+            results = [
+                run_level(server.url, rotated(questions, index * args.requests), clients, args.requests, args.seconds)
+                for index, clients in enumerate(args.clients)
+            ]
+            served = {}
+            for _ in range(20 * args.workers):
+                health = requests.get(server.url + "/health", headers={"connection": "close"}, timeout=REQUEST_TIMEOUT).json()
+                served[health["worker_pid"]] = health["counts"].get("questions", 0)
+            memory = memory_report(workers)
+    print(f"machine after:  {machine_load()}")
+    print(f"coqa serve --workers {args.workers} --store {args.store}; {len(questions)} questions of {args.questions.name}, POST /answer")
+    rows = []
+    for level in results:
+        lat = np.asarray(level.latencies) * 1000
+        p50, p95, p99 = (np.percentile(lat, q) if len(lat) else float("nan") for q in (50, 95, 99))
+        rows.append(
+            (
+                f"{level.clients} clients",
+                f"{len(level.latencies)} requests in {level.seconds:.1f} s: {level.throughput:.1f} requests/s; "
+                f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, p99 {p99:.0f} ms; errors {len(level.errors)}",
+            )
+        )
+    print(format_table(("clients", "result"), rows))
+    base = results[0].throughput
+    for level in results[1:]:
+        print(f"throughput at {level.clients} clients = {level.throughput / base:.2f}x that of {results[0].clients} client(s)")
+    print("questions served per worker (incl. warm-up): " + ", ".join(f"{pid}: {n}" for pid, n in sorted(served.items())))
+    print(format_table(("process", "memory"), memory))
+    for level in results:
+        for error in level.errors[:3]:
+            print(f"error at {level.clients} clients: {error}")
+    return 1 if any(level.errors for level in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
