@@ -9,10 +9,10 @@ answers, warms them up, then for each client count runs that many threads,
 each with its own kept-alive HTTP connection, posting questions of
 pkubase-bench's dev.txt (read at run time; each client count starts at a
 different question) to POST /answer until `--requests` requests are done or
-`--seconds` have passed. Prints requests/s, latency
-p50/p95/p99, errors (any reply but 200, or no reply), the requests each
-worker served and the memory of each worker process (and of its SPARQL
-query process, started by the first POST /sparql: none here), with the
+`--seconds` have passed. Prints requests/s, latency p50/p95/p99, errors (any
+reply but 200, or no reply), the questions each worker served, and the
+memory of the supervising process and of each worker (and of a worker's
+SPARQL query process, which only the first POST /sparql starts), with the
 machine's load and a core-speed probe.
 """
 
@@ -128,8 +128,9 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def memory_report(workers: set[int]) -> list[tuple[str, str]]:
-    rows = []
+def memory_report(supervisor: int, workers: set[int]) -> list[tuple[str, str]]:
+    rss, peak = process_memory(supervisor)
+    rows = [(f"supervisor {supervisor}", f"{rss:.0f} MiB resident (peak {peak:.0f} MiB)")]
     for pid in sorted(workers):
         rss, peak = process_memory(pid)
         query_processes = [process_memory(child) for child in children(pid)]
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(20 * args.workers):
                 health = requests.get(server.url + "/health", headers={"connection": "close"}, timeout=REQUEST_TIMEOUT).json()
                 served[health["worker_pid"]] = health["counts"].get("questions", 0)
-            memory = memory_report(workers)
+            memory = memory_report(server.process.pid, workers)
     print(f"machine after:  {machine_load()}")
     print(f"coqa serve --workers {args.workers} --store {args.store}; {len(questions)} questions of {args.questions.name}, POST /answer")
     rows = []

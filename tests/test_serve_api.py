@@ -208,7 +208,6 @@ def test_sparql_time_limit_stops_the_query_and_the_next_one_runs(demo_server: Ru
     reply = post(demo_server, "/sparql", {"query": slow})
     assert reply.status_code == 422
     assert f"{SPARQL_SECONDS} s limit" in error_of(reply)
-    assert reply.elapsed.total_seconds() < SPARQL_SECONDS + 10
     after = post(demo_server, "/sparql", {"query": "select ?x where { <周星驰> <身高> ?x . }"})
     assert after.status_code == 200 and after.json()["rows"] == [['"174cm"']]
 
