@@ -4,16 +4,17 @@
     python benchmarks/bench_serve.py --store /tmp/serve-s [--workers 2] [--clients 1 4 16]
                                      [--requests 200] [--seconds 60]
 
-Starts `coqa serve --workers W` over the store, waits until every worker
-answers, warms them up, then for each client count runs that many threads,
+Starts `coqa serve --workers W` over the store (it answers once its W
+pipeline processes are up), warms them up, then for each client count runs that many threads,
 each with its own kept-alive HTTP connection, posting questions of
 pkubase-bench's dev.txt (read at run time; each client count starts at a
 different question) to POST /answer until `--requests` requests are done or
 `--seconds` have passed. Prints requests/s, latency p50/p95/p99, errors (any
-reply but 200, or no reply), the questions each worker served, and the
-memory of the supervising process and of each worker (and of a worker's
-SPARQL query process, which only the first POST /sparql starts), with the
-machine's load and a core-speed probe.
+reply but 200, or no reply), how many cores the server kept busy (CPU
+seconds of its processes over the wall time: on a machine shared with
+other work, fewer than its processes could use), and the memory of the HTTP
+process and of each pipeline process, with the machine's load and a
+core-speed probe.
 """
 
 from __future__ import annotations
@@ -35,10 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchutil import format_table, machine_load  # noqa: E402
 
 from coqa.dataset import read_ccks  # noqa: E402
-from coqa.serve.process import RunningServer, coqa_serve  # noqa: E402
+from coqa.serve.process import coqa_serve  # noqa: E402
 
 DEV_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pkubase-bench" / "dev.txt"
-READY_TIMEOUT = 120.0
 REQUEST_TIMEOUT = 60.0
 
 
@@ -48,25 +48,11 @@ class LevelResult:
     seconds: float
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    server_cpu_seconds: float = 0.0
 
     @property
     def throughput(self) -> float:
         return len(self.latencies) / self.seconds
-
-
-def wait_for_workers(server: RunningServer, workers: int) -> set[int]:
-    """Worker pids seen on /health over fresh connections, until all `workers` answered."""
-    seen: set[int] = set()
-    deadline = time.monotonic() + READY_TIMEOUT
-    while len(seen) < workers and time.monotonic() < deadline:
-        reply = requests.get(server.url + "/health", timeout=REQUEST_TIMEOUT, headers={"connection": "close"})
-        if reply.status_code == 200:
-            seen.add(reply.json()["worker_pid"])
-        else:
-            time.sleep(0.2)
-    if len(seen) < workers:
-        raise SystemExit(f"only {len(seen)} of {workers} workers answered within {READY_TIMEOUT:g} s")
-    return seen
 
 
 def run_level(url: str, questions: list[str], clients: int, max_requests: int, max_seconds: float) -> LevelResult:
@@ -108,6 +94,15 @@ def rotated(items: list[str], start: int) -> list[str]:
     return items[start:] + items[:start]
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used so far (Linux /proc)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def process_memory(pid: int) -> tuple[float, float]:
     """Resident and peak resident memory of a process in MiB (Linux /proc)."""
     values = {}
@@ -120,22 +115,18 @@ def process_memory(pid: int) -> tuple[float, float]:
 
 
 def children(pid: int) -> list[int]:
-    """Direct child processes of `pid`."""
+    """Child processes of `pid` started by multiprocessing's spawn (its pipeline processes)."""
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found += [int(child) for child in text]
-    return found
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return [child for child in found if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
-def memory_report(supervisor: int, workers: set[int]) -> list[tuple[str, str]]:
-    rss, peak = process_memory(supervisor)
-    rows = [(f"supervisor {supervisor}", f"{rss:.0f} MiB resident (peak {peak:.0f} MiB)")]
-    for pid in sorted(workers):
+def memory_report(server_pid: int) -> list[tuple[str, str]]:
+    rows = []
+    for label, pid in [("HTTP process", server_pid)] + [("pipeline process", child) for child in children(server_pid)]:
         rss, peak = process_memory(pid)
-        query_processes = [process_memory(child) for child in children(pid)]
-        extra = "".join(f"; its SPARQL query process {q_rss:.0f} MiB" for q_rss, _ in query_processes)
-        rows.append((f"worker {pid}", f"{rss:.0f} MiB resident (peak {peak:.0f} MiB){extra}"))
+        rows.append((f"{label} {pid}", f"{rss:.0f} MiB resident (peak {peak:.0f} MiB)"))
     return rows
 
 
@@ -157,19 +148,17 @@ def main(argv: list[str] | None = None) -> int:
         env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
         options = ["--store", str(args.store), "--workers", str(args.workers)]
         with coqa_serve(options, Path(work) / "serve.log", env=env) as server:
-            workers = wait_for_workers(server, args.workers)
             run_level(server.url, questions[::-1], max(args.clients), 4 * max(args.clients), args.seconds)  # warm-up
             # Each client count asks its own slice of the questions, so that no level
             # profits from what the pipeline cached while answering the one before.
-            results = [
-                run_level(server.url, rotated(questions, index * args.requests), clients, args.requests, args.seconds)
-                for index, clients in enumerate(args.clients)
-            ]
-            served = {}
-            for _ in range(20 * args.workers):
-                health = requests.get(server.url + "/health", headers={"connection": "close"}, timeout=REQUEST_TIMEOUT).json()
-                served[health["worker_pid"]] = health["counts"].get("questions", 0)
-            memory = memory_report(server.process.pid, workers)
+            processes = [server.process.pid, *children(server.process.pid)]
+            results = []
+            for index, clients in enumerate(args.clients):
+                cpu_before = cpu_seconds(processes)
+                level = run_level(server.url, rotated(questions, index * args.requests), clients, args.requests, args.seconds)
+                level.server_cpu_seconds = cpu_seconds(processes) - cpu_before
+                results.append(level)
+            memory = memory_report(server.process.pid)
     print(f"machine after:  {machine_load()}")
     print(f"coqa serve --workers {args.workers} --store {args.store}; {len(questions)} questions of {args.questions.name}, POST /answer")
     rows = []
@@ -180,14 +169,14 @@ def main(argv: list[str] | None = None) -> int:
             (
                 f"{level.clients} clients",
                 f"{len(level.latencies)} requests in {level.seconds:.1f} s: {level.throughput:.1f} requests/s; "
-                f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, p99 {p99:.0f} ms; errors {len(level.errors)}",
+                f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, p99 {p99:.0f} ms; errors {len(level.errors)}; "
+                f"server busy {level.server_cpu_seconds / level.seconds:.2f} cores",
             )
         )
     print(format_table(("clients", "result"), rows))
     base = results[0].throughput
     for level in results[1:]:
         print(f"throughput at {level.clients} clients = {level.throughput / base:.2f}x that of {results[0].clients} client(s)")
-    print("questions served per worker (incl. warm-up): " + ", ".join(f"{pid}: {n}" for pid, n in sorted(served.items())))
     print(format_table(("process", "memory"), memory))
     for level in results:
         for error in level.errors[:3]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from contextlib import ExitStack
@@ -266,11 +267,30 @@ def test_knowledge_base_down_gives_503_with_the_reason(kb_store_dir: Path, tmp_p
             assert server.process.poll() is None
 
 
-def test_two_workers_answer(tmp_path: Path) -> None:
+def pipeline_processes(server: RunningServer) -> list[int]:
+    """The server's pipeline processes (its children started by multiprocessing's spawn)."""
+    children = []
+    for task in Path(f"/proc/{server.process.pid}/task").iterdir():
+        children += [int(pid) for pid in (task / "children").read_text().split()]
+    return [pid for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+def test_two_workers_answer_and_a_dead_one_is_replaced(tmp_path: Path) -> None:
     with coqa_serve(["--workers", "2"], tmp_path / "serve.log", env=server_env(tmp_path)) as server:
-        result = post(server, "/answer", {"question": "周星驰的身高是多少？"})
-        assert result.status_code == 200 and result.json()["answers"] == ['"174cm"']
-        assert requests.get(server.url + "/health", timeout=TIMEOUT).status_code == 200
+        questions = [line for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+        batch = post(server, "/answer/batch", {"questions": questions})
+        assert batch.status_code == 200 and batch.json()["results"][0]["answers"] == ['"174cm"']
+        assert requests.get(server.url + "/health", timeout=TIMEOUT).json()["workers"] == 2
+        workers = pipeline_processes(server)
+        assert len(workers) == 2
+
+        os.kill(workers[0], signal.SIGKILL)
+        replies = [post(server, "/answer", {"question": "周星驰的身高是多少？"}) for _ in range(2)]
+        assert [r.status_code for r in replies] in ([503, 200], [200, 200])  # 200 when the pool saw the death first
+        if replies[0].status_code == 503:
+            assert "started anew" in error_of(replies[0])
+        assert replies[1].json()["answers"] == ['"174cm"']
+        assert server.process.poll() is None
 
 
 def test_serve_refuses_a_missing_store_in_one_line(tmp_path: Path) -> None:

@@ -121,6 +121,12 @@ def test_an_example_question_is_one_click_away(browser: WebDriver, server: Runni
     assert len(browser.find_elements(By.CSS_SELECTOR, "#query-graph svg path.edge")) >= 2
     browser.find_element(By.ID, "query-graph").screenshot(str(screenshots / "example-graph.png"))
 
+    browser.find_element(By.XPATH, "//*[@id='answers']//button[text()='人再囧途之泰囧']").click()  # explore an answer
+    WebDriverWait(browser, WAIT).until(lambda b: "rows" in b.find_element(By.ID, "sparql-status").text)
+    assert browser.find_element(By.ID, "sparql-query").get_attribute("value") == "SELECT ?p ?o WHERE { <人再囧途之泰囧> ?p ?o . }"
+    rows = [tr.text for tr in browser.find_elements(By.CSS_SELECTOR, "#sparql-results tbody tr")]
+    assert any("导演" in row for row in rows)
+
 
 def test_an_empty_question_shows_the_error(browser: WebDriver, server: RunningServer) -> None:
     open_page(browser, server)

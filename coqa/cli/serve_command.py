@@ -26,7 +26,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="pipeline processes answering questions at once (default 1)"
+    )
     parser.add_argument("--model", metavar="MODEL", help="model from `coqa train` (default: the shipped model)")
     parser.add_argument("--sparql-rows", type=int, default=1000, help="row limit of POST /sparql (default 1000)")
     parser.add_argument(
@@ -49,5 +51,5 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         return fail(f"coqa serve needs the serve extra ({error.name} is missing): pip install 'coqa[serve]'")
     settings = settings_from_args(args)
-    serve(settings, ServeOptions(args.sparql_rows, args.sparql_timeout), args.host, args.port, args.workers)
+    serve(settings, ServeOptions(args.workers, args.sparql_rows, args.sparql_timeout), args.host, args.port)
     return 0

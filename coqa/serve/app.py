@@ -9,11 +9,11 @@ anything unforeseen; the server goes on, and tracebacks stay in its log.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import os
 import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -41,7 +41,7 @@ from coqa.serve.schemas import (
     SparqlRequest,
     SparqlResult,
 )
-from coqa.serve.service import KBUnavailable, QuestionService
+from coqa.serve.service import KBUnavailable, QuestionService, WorkerFailed
 from coqa.serve.sparql import QueryRejected, QueryTimeout, RunnerUnavailable, SparqlRunner
 
 log = logging.getLogger("coqa")
@@ -58,8 +58,9 @@ chosen SPARQL. Errors are `{"error": "one line"}`."""
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """Limits of the raw SPARQL endpoint."""
+    """How many pipeline processes answer questions, and the limits of the raw SPARQL endpoint."""
 
+    workers: int = 1
     sparql_rows: int = 1000
     sparql_seconds: float = 10.0
 
@@ -73,11 +74,11 @@ ERROR_REPLIES: dict[int | str, dict[str, Any]] = {
 
 def create_app(settings: Settings, options: ServeOptions = ServeOptions(), service: QuestionService | None = None) -> FastAPI:
     """The application over the settings' knowledge base and model. The
-    pipeline is opened at startup unless `service` is given (then the app owns it)."""
+    pipeline processes start at startup unless `service` is given (then the app owns it)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.service = service or QuestionService.open(settings)
+        app.state.service = service or QuestionService.open(settings, options.workers)
         app.state.runner = SparqlRunner(settings, options.sparql_rows, options.sparql_seconds)
         try:
             yield
@@ -95,16 +96,17 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
         return FileResponse(STATIC_DIR / "index.html")
 
     @app.post("/answer", response_model=AnswerResult, responses=ERROR_REPLIES, summary="Answer one question")
-    def answer(body: QuestionRequest, request: Request) -> AnswerResult:
+    async def answer(body: QuestionRequest, request: Request) -> AnswerResult:
         """The answers and the explanation, as `coqa ask --json` prints them."""
-        return answer_result(_service(request).answer(body.question), body.top)
+        return answer_result(*await _service(request).answer(body.question, body.top))
 
     @app.post("/answer/batch", response_model=BatchResult, responses=ERROR_REPLIES, summary="Answer several questions")
-    def answer_batch(body: BatchRequest, request: Request) -> BatchResult:
-        """One result per question, in order. A knowledge-base failure on any
-        of them fails the whole batch with 503."""
+    async def answer_batch(body: BatchRequest, request: Request) -> BatchResult:
+        """One result per question, in order (answered by all pipeline processes
+        at once). A knowledge-base failure on any of them fails the whole batch with 503."""
         service = _service(request)
-        return BatchResult(results=[answer_result(service.answer(q), body.top) for q in body.questions])
+        answers = await asyncio.gather(*(service.answer(question, body.top) for question in body.questions))
+        return BatchResult(results=[answer_result(answer, total) for answer, total in answers])
 
     @app.post("/sparql", response_model=SparqlResult, responses=ERROR_REPLIES, summary="Run a SPARQL SELECT query")
     def sparql(body: SparqlRequest, request: Request) -> Any:
@@ -122,7 +124,7 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
         except KBError as error:
             _service(request).check_kb()  # KBUnavailable (503) when the knowledge base itself is down
             return error_reply(422, f"the knowledge base refused the query: {error}")
-        _service(request).counts["sparql"] += 1
+        _service(request).count("sparql")
         rows = [[None if term is None else str(term) for term in row] for row in limited.result.rows]
         return SparqlResult(
             variables=limited.result.variables,
@@ -140,8 +142,7 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
             status="ok",
             **service.describe(),
             kb_probe_ms=round(probe * 1000, 3),
-            worker_pid=os.getpid(),
-            counts=dict(service.counts),
+            counts=service.counts(),
         )
 
     @app.get("/examples", response_model=list[str], summary="Example questions of the demo knowledge base")
@@ -155,14 +156,14 @@ def _service(request: Request) -> QuestionService:
     return request.app.state.service
 
 
-def answer_result(answer: Answer, top: int) -> AnswerResult:
-    """The API record of an answer: its explanation with the top `top` candidates."""
+def answer_result(answer: Answer, candidates_total: int) -> AnswerResult:
+    """The API record of an answer (whose explanation holds the top candidates)."""
     explanation = answer.explanation
     return AnswerResult(
         question=explanation.question,
         answers=answer.answers,
-        explanation=replace(explanation, candidates=explanation.candidates[:top]),
-        candidates_total=len(explanation.candidates),
+        explanation=explanation,
+        candidates_total=candidates_total,
         query_graph=query_graph(explanation.chosen.sparql) if explanation.chosen else None,
     )
 
@@ -194,7 +195,8 @@ def _add_error_handlers(app: FastAPI) -> None:
         return error_reply(error.status_code, str(error.detail))
 
     @app.exception_handler(KBUnavailable)
-    async def kb_unavailable(request: Request, error: KBUnavailable) -> JSONResponse:
+    @app.exception_handler(WorkerFailed)
+    async def unavailable(request: Request, error: Exception) -> JSONResponse:
         return error_reply(503, str(error))
 
     @app.exception_handler(Exception)

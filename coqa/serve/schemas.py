@@ -90,9 +90,9 @@ class Health(BaseModel):
     model: str
     mention_index_entries: int
     triples: Optional[int] = None
+    workers: int = Field(description="pipeline processes answering questions")
     kb_probe_ms: float
-    worker_pid: int
-    counts: dict[str, int] = Field(description="what this worker process has served since it started")
+    counts: dict[str, int] = Field(description="what the server has served since it started")
 
 
 class ErrorReply(BaseModel):

@@ -13,6 +13,7 @@ import gc
 import multiprocessing
 import multiprocessing.pool
 import re
+import signal
 import threading
 from dataclasses import dataclass
 
@@ -80,6 +81,7 @@ def _open_in_child(settings: Settings) -> None:
     # A failure is kept for the first query to raise: an initializer that
     # raises would make the pool start new processes forever.
     global _child_kb
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops this process
     try:
         _child_kb = open_kb(settings)
     except KBError as error:

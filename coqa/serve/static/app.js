@@ -43,11 +43,22 @@ function showMessage(node, message) {
   node.hidden = !message;
 }
 
-// A PKU BASE term (<entity> or "literal") as a labelled chip.
+// A PKU BASE term (<entity> or "literal") as a labelled chip; an entity's chip
+// opens the SPARQL tab on the entity's facts.
 function termChip(term) {
-  const literal = term.startsWith('"');
-  const chip = element("span", { class: literal ? "term literal" : "term entity", title: term }, term.slice(1, -1));
+  const name = term.slice(1, -1);
+  if (term.startsWith('"') || /[<>\n\r]/.test(name)) {
+    return element("span", { class: term.startsWith('"') ? "term literal" : "term entity", title: term }, name);
+  }
+  const chip = element("button", { type: "button", class: "term entity", title: `${term}: show its facts` }, name);
+  chip.addEventListener("click", () => exploreEntity(name));
   return chip;
+}
+
+function exploreEntity(name) {
+  $("#sparql-query").value = `SELECT ?p ?o WHERE { <${name}> ?p ?o . }`;
+  selectTab($("#tab-sparql"));
+  runSparql();
 }
 
 function scoreCell(score) {
