@@ -221,6 +221,7 @@ function boxEdge(p, x, y) {
 
 function renderAnswer(result) {
   const explanation = result.explanation;
+  $("#result").hidden = false; // first: the graph is drawn at the width it gets
   const answers = $("#answers");
   answers.replaceChildren();
   result.answers.forEach((term) => answers.append(termChip(term)));
@@ -232,7 +233,6 @@ function renderAnswer(result) {
   renderGraph(result.query_graph);
   renderCandidates(result);
   $("#timing").textContent = `answered in ${(explanation.seconds * 1000).toFixed(1)} ms`;
-  $("#result").hidden = false;
 }
 
 async function ask(question) {
