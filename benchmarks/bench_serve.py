@@ -12,7 +12,9 @@ different question) to POST /answer until `--requests` requests are done or
 `--seconds` have passed. Prints requests/s, latency p50/p95/p99, errors (any
 reply but 200, or no reply), how many cores the server kept busy (CPU
 seconds of its processes over the wall time: on a machine shared with
-other work, fewer than its processes could use), and the memory of the HTTP
+other work, fewer than its processes could use) and how many pipeline
+processes were running or waiting for a core on average (what it would run
+at once with the cores free), and the memory of the HTTP
 process and of each pipeline process, with the machine's load and a
 core-speed probe.
 """
@@ -49,6 +51,7 @@ class LevelResult:
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     server_cpu_seconds: float = 0.0
+    runnable: float = 0.0  # pipeline processes running or waiting for a core, on average
 
     @property
     def throughput(self) -> float:
@@ -103,6 +106,13 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def sample_runnable(pids: list[int], stop: threading.Event, samples: list[int]) -> None:
+    """Every 10 ms until `stop`, how many of `pids` are running or runnable
+    (state R): what the server would run at once if it had the cores."""
+    while not stop.wait(0.01):
+        samples.append(sum(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "R" for pid in pids))
+
+
 def process_memory(pid: int) -> tuple[float, float]:
     """Resident and peak resident memory of a process in MiB (Linux /proc)."""
     values = {}
@@ -151,12 +161,19 @@ def main(argv: list[str] | None = None) -> int:
             run_level(server.url, questions[::-1], max(args.clients), 4 * max(args.clients), args.seconds)  # warm-up
             # Each client count asks its own slice of the questions, so that no level
             # profits from what the pipeline cached while answering the one before.
-            processes = [server.process.pid, *children(server.process.pid)]
+            pipelines = children(server.process.pid)
+            processes = [server.process.pid, *pipelines]
             results = []
             for index, clients in enumerate(args.clients):
                 cpu_before = cpu_seconds(processes)
+                stop, samples = threading.Event(), []
+                sampler = threading.Thread(target=sample_runnable, args=(pipelines, stop, samples))
+                sampler.start()
                 level = run_level(server.url, rotated(questions, index * args.requests), clients, args.requests, args.seconds)
+                stop.set()
+                sampler.join()
                 level.server_cpu_seconds = cpu_seconds(processes) - cpu_before
+                level.runnable = sum(samples) / max(1, len(samples))
                 results.append(level)
             memory = memory_report(server.process.pid)
     print(f"machine after:  {machine_load()}")
@@ -170,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{level.clients} clients",
                 f"{len(level.latencies)} requests in {level.seconds:.1f} s: {level.throughput:.1f} requests/s; "
                 f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, p99 {p99:.0f} ms; errors {len(level.errors)}; "
-                f"server busy {level.server_cpu_seconds / level.seconds:.2f} cores",
+                f"server busy {level.server_cpu_seconds / level.seconds:.2f} cores, "
+                f"{level.runnable:.2f} pipeline processes runnable",
             )
         )
     print(format_table(("clients", "result"), rows))
