@@ -39,7 +39,7 @@ def build(data: Path, store_dir: Path) -> dict[str, Any]:
     does; runs in its own process, so the peak memory is the build's."""
     from coqa.kb import INDEX_SUBDIR
     from coqa.kb.loader import load_kb
-    from coqa.mention_index import INDEX_FILE
+    from coqa.kb.mention_index import INDEX_FILE
 
     loaded = load_kb([data], store_dir, mode="replace", index_only=True, progress=False)
     collected = loaded.files[0].seconds
@@ -55,7 +55,8 @@ def build(data: Path, store_dir: Path) -> dict[str, Any]:
 
 def query(index_dir: Path, questions_file: Path) -> dict[str, Any]:
     """Open the index and run the lookups; runs in a fresh process."""
-    from coqa.mention_index import MentionIndex, normalize_surface
+    from coqa.kb.mention_index import MentionIndex
+    from coqa.kb.surfaces import normalize_surface
 
     samples = json.loads(questions_file.read_text(encoding="utf-8"))
     before = memory()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from coqa.config import Settings
-from coqa.explanation import Answer
-from coqa.pipeline import Pipeline
+from coqa.explanation import Answer, Explanation
+from coqa.pipeline import KB_FAILURE, Pipeline
 
 log = logging.getLogger("coqa")
 _worker_pipeline: Pipeline | None = None
@@ -18,11 +19,61 @@ _worker_pipeline: Pipeline | None = None
 
 @dataclass
 class BatchReport:
-    """Counts of a batch run; `failures` maps question number (from 1) to the reason."""
+    """Counts of a batch run; `failures` maps question number (from 1) to the
+    reason it has no answer."""
 
     questions: int = 0
     answered: int = 0
     failures: dict[int, str] = field(default_factory=dict)
+
+    def add(self, answer: Answer) -> None:
+        """Count one more answer (numbered in the order they are added); log why it is empty."""
+        self.questions += 1
+        if answer.answers:
+            self.answered += 1
+            return
+        reason = answer.explanation.failure or "no answer"
+        self.failures[self.questions] = reason
+        log.info("question %d: no answer: %s", self.questions, reason)
+
+    @property
+    def kb_failures(self) -> list[int]:
+        """Numbers of the questions the knowledge base failed (server down, timeout, error reply)."""
+        return [number for number, reason in self.failures.items() if reason.startswith(KB_FAILURE)]
+
+    @property
+    def kb_failed_run(self) -> bool:
+        """True when the knowledge base failed for some question and no question
+        got an answer: nothing of the run is usable, because of the knowledge base."""
+        return bool(self.kb_failures) and not self.answered
+
+    def reason_counts(self) -> str:
+        """Why questions have no answer, e.g. `knowledge base error: 3, empty question: 1`
+        (a reason is counted by the part before its first colon)."""
+        counts = Counter(reason.split(":", 1)[0] for reason in self.failures.values())
+        return ", ".join(f"{reason}: {count}" for reason, count in counts.most_common())
+
+    def kb_problem(self) -> str | None:
+        """One line when the knowledge base failed for some question: how many
+        it affected and the first reason; None when it never failed."""
+        failed = self.kb_failures
+        if not failed:
+            return None
+        return (
+            f"the knowledge base failed for {len(failed)} of {self.questions} questions "
+            f"(first, question {failed[0]}: {self.failures[failed[0]]})"
+        )
+
+
+def answer_safely(pipeline: Pipeline, question: str) -> Answer:
+    """`pipeline.answer(question)`, with any exception it raises (a bad entry
+    in the mention index, a bug) turned into an unanswered question whose
+    failure names it: one question must not end a batch."""
+    try:
+        return pipeline.answer(question)
+    except Exception as error:  # noqa: BLE001 - the reason is kept and logged, the batch goes on
+        log.debug("question %r raised", question, exc_info=True)
+        return Answer([], Explanation(question=question, failure=f"internal error: {type(error).__name__}: {error}"))
 
 
 def _init_worker(settings: Settings) -> None:
@@ -32,7 +83,7 @@ def _init_worker(settings: Settings) -> None:
 
 def _answer_in_worker(question: str) -> Answer:
     assert _worker_pipeline is not None, "worker not initialised"
-    return _worker_pipeline.answer(question)
+    return answer_safely(_worker_pipeline, question)
 
 
 def answer_stream(settings: Settings, questions: Sequence[str], jobs: int = 1) -> Iterator[Answer]:
@@ -42,7 +93,7 @@ def answer_stream(settings: Settings, questions: Sequence[str], jobs: int = 1) -
         pipeline = Pipeline.from_settings(settings)
         try:
             for question in questions:
-                yield pipeline.answer(question)
+                yield answer_safely(pipeline, question)
         finally:
             pipeline.close()
         return
@@ -53,13 +104,7 @@ def answer_stream(settings: Settings, questions: Sequence[str], jobs: int = 1) -
 
 
 def write_answers(answers: Iterable[Answer], write_line: Callable[[str], None], report: BatchReport) -> None:
-    """Write one line per answer and count what happened; reasons are logged."""
-    for number, answer in enumerate(answers, start=1):
-        report.questions += 1
+    """Write one result line per answer and count what happened; reasons are logged."""
+    for answer in answers:
+        report.add(answer)
         write_line(answer.line())
-        if answer.answers:
-            report.answered += 1
-        else:
-            reason = answer.explanation.failure or "no answer"
-            report.failures[number] = reason
-            log.info("question %d: no answer: %s", number, reason)

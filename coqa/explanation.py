@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from coqa.dataset import format_result_line
+
 
 @dataclass
 class MentionRecord:
@@ -62,5 +64,6 @@ class Answer:
     explanation: Explanation
 
     def line(self) -> str:
-        """The result.txt line: answers tab-separated, empty when there is none."""
-        return "\t".join(self.answers)
+        """The result.txt line: answers tab-separated, empty when there is none
+        (`coqa.dataset.format_result_line`)."""
+        return format_result_line(self.answers)

@@ -18,7 +18,8 @@ from typing import Mapping, Sequence
 from coqa.cues import question_cues
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
-from coqa.mention_index import LITERAL, MENTION, NAME, base_name, normalize_surface
+from coqa.kb.mention_index import LITERAL, MENTION, NAME
+from coqa.kb.surfaces import base_name, normalize_surface
 from coqa.mentions import Mention
 from coqa.templates import Template
 

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from coqa.mention_index import IndexEntry, MentionIndex, normalize_surface
+from coqa.kb.mention_index import IndexEntry, MentionIndex
+from coqa.kb.surfaces import normalize_surface
 
 MIN_SURFACE_LENGTH = 2
 MIN_PREFIX_LENGTH = 3

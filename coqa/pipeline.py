@@ -18,7 +18,7 @@ from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, M
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
 from coqa.linking import EntityLinker, LinkCandidate, LinkedNode, best_links
-from coqa.mention_index import MentionIndex
+from coqa.kb.mention_index import MentionIndex
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
 from coqa.querygen import Candidate, Limits, QueryGenerator
@@ -28,6 +28,7 @@ from coqa.templates import Template, load_templates
 
 log = logging.getLogger("coqa")
 MAX_QUESTION_LENGTH = 300
+KB_FAILURE = "knowledge base error"  # how the failure of a question the KB failed begins
 
 
 @dataclass
@@ -134,7 +135,7 @@ class Pipeline:
         try:
             answers = self._answer(question, explanation)
         except KBError as error:
-            explanation.failure = f"knowledge base error: {error}"
+            explanation.failure = f"{KB_FAILURE}: {error}"
         if explanation.failure:
             log.info("no answer for %r: %s", question, explanation.failure)
         explanation.seconds = time.perf_counter() - started
@@ -144,10 +145,12 @@ class Pipeline:
         if not question.strip():
             explanation.failure = "empty question"
             return []
-        if len(question) > MAX_QUESTION_LENGTH:
-            explanation.failure = f"question longer than {MAX_QUESTION_LENGTH} characters"
-            return []
         text = normalize_question(question)
+        # Checked after normalising: NFKC expands some characters (U+FDFA to 18), and the
+        # work per question grows with the normalized length.
+        if len(text) > MAX_QUESTION_LENGTH:
+            explanation.failure = f"question longer than {MAX_QUESTION_LENGTH} characters once normalized"
+            return []
         explanation.normalized = text
         analysis = self.analyse(text)
         explanation.mentions = [MentionRecord(m.surface, m.start, m.end, sorted(m.sources)) for m in analysis.mentions]

@@ -20,7 +20,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from coqa.cues import looks_numeric, question_cues
 from coqa.linking import LinkedNode
-from coqa.mention_index import normalize_surface
+from coqa.kb.surfaces import normalize_surface
 from coqa.querygen import TYPE_PREDICATE, Candidate
 
 SHAPES = (

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from coqa.dataset import read_ccks, read_questions
+from coqa.dataset import read_ccks, read_question_file
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.demo import DEMO_CCKS, DEMO_QUESTIONS, demo_fingerprint, ensure_demo_store
 from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.mention_index import MENTION, MentionIndex
+from coqa.kb.mention_index import MENTION, MentionIndex
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_gold_sparql_gives_exactly_the_gold_answers(demo_store: Path) -> None:
 
 
 def test_demo_questions_and_shapes() -> None:
-    questions = read_questions(DEMO_QUESTIONS)
+    questions = read_question_file(DEMO_QUESTIONS).questions
     assert 8 <= len(questions) <= 15 and all(questions)
     sparql = " ".join(q.sparql for q in read_ccks(DEMO_CCKS))
     for shape in ["<2008年北京奥运会 >", "<类型>", '<誉称> "', "<徐峥> ?x <陶虹>", '"嫦娥一号"卫星']:

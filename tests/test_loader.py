@@ -13,18 +13,23 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import coqa.kb.bulk_load as bulk_load_module
+import coqa.kb.line_reading as line_reading_module
 import coqa.kb.loader as loader_module
 from coqa.cli.main import main
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.base import KBError
 from coqa.kb.formats import LineError, is_blank, parse_mention_line, parse_triple_line
-from coqa.kb.loader import LoadReport, load_kb, regular_lines_to_ntriples, triple_to_ntriples
+from coqa.kb.loader import load_kb
+from coqa.kb.ntriples import regular_lines_to_ntriples, triple_to_ntriples
+from coqa.kb.report import LoadReport
+from coqa.kb.triple_reading import REGULAR_RUN
 from coqa.kb.names import Term, canonical_name, sparql_name
 from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.mention_index import MENTION, MentionIndex
+from coqa.kb.mention_index import MENTION, MentionIndex
 
 BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench"
 TYPED_LITERAL = '87"^^<http://www.w3.org/2001/XMLSchema#float>'
@@ -126,7 +131,7 @@ def test_a_tab_inside_a_name_is_rejoined() -> None:
 def test_mention_lines() -> None:
     assert parse_mention_line("李白\t<李白_（唐朝诗人）>\t1") == (("李白", "李白_（唐朝诗人）", 1), ["entity in angle brackets"])
     assert parse_mention_line("北京奥运会\t2008年北京奥运会 \t2")[0].entity == "2008年北京奥运会 "
-    for line, reason in [("a\tb", "2 tab-separated"), ("a\tb\tx", "rank 'x'"), ("\tb\t1", "empty mention"), ("a\t\t1", "empty entity")]:
+    for line, reason in [("a\tb", "2 tab-separated"), ("a\tb\tx", "rank is not a whole number"), ("\tb\t1", "empty mention"), ("a\t\t1", "empty entity"), ("李白\t \t1", "empty entity"), ("a\t<\u3000>\t1", "empty entity")]:
         with pytest.raises(LineError, match=reason):
             parse_mention_line(line)
 
@@ -152,7 +157,7 @@ def _line(subject: str, predicate: str, obj: str, literal: bool) -> str:
 )
 def test_regular_lines_take_the_fast_path(subject: str, predicate: str, obj: str, literal: bool) -> None:
     line = _line(subject, predicate, obj, literal)
-    assert loader_module._REGULAR_RUN.fullmatch(line + "\n")
+    assert REGULAR_RUN.fullmatch(line + "\n")
     triple, repairs = parse_triple_line(line)
     assert repairs == []
     assert regular_lines_to_ntriples(line + "\n") == triple_to_ntriples(triple)
@@ -167,7 +172,7 @@ def test_regular_lines_take_the_fast_path(subject: str, predicate: str, obj: str
 )
 def test_the_fast_path_takes_only_what_it_converts_exactly(subject: str, predicate: str, obj: str, literal: bool) -> None:
     line = _line(subject, predicate, obj, literal)
-    if loader_module._REGULAR_RUN.fullmatch(line + "\n"):
+    if REGULAR_RUN.fullmatch(line + "\n"):
         triple, repairs = parse_triple_line(line)
         assert repairs == []
         assert regular_lines_to_ntriples(line + "\n") == triple_to_ntriples(triple)
@@ -258,7 +263,7 @@ def test_duplicates_across_triple_files_are_counted_in_the_total(tmp_path: Path)
 
 
 def test_a_failed_bulk_load_is_an_error_not_a_hang(tmp_path: Path) -> None:
-    sink = loader_module._BulkSink(ox.Store(str(tmp_path / "store")))
+    sink = bulk_load_module.BulkSink(ox.Store(str(tmp_path / "store")))
     with pytest.raises(KBError, match="bulk load"):
         for _ in range(64):  # more than the pipe holds, once the loader has stopped reading
             sink.add(b"not n-triples\n" * 100_000)
@@ -285,7 +290,7 @@ def test_truncated_last_line(tmp_path: Path) -> None:
 
 
 def test_line_numbers_hold_across_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loader_module, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(line_reading_module, "BLOCK_BYTES", 64)
     lines = [f"<实体{i}>\t<编号>\t\"{i}\" ." for i in range(200)]
     bad = {7: "<坏>\t<行>", 63: "<有 空格>\t<名>\t<值> .", 150: "<x>\t<y>\t<z"}
     for number, line in bad.items():
@@ -317,6 +322,7 @@ _MENTION_PIECES = ["李白", " ", "\t", "<", ">", "1", "01", "x", "\ufeff", "\r"
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_MENTION_PIECES), max_size=6).map("".join), max_size=8))
+@example(["李白\t \t1"])  # a white-space entity was indexed as 李白 -> 李白 (issue 9)
 def test_mention_lines_batched_equal_line_by_line(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
     """Whatever the mix of regular, repaired, rejected and blank lines, the
     batch path counts, numbers and indexes them as parsing each line would."""
@@ -495,9 +501,9 @@ def test_trailing_space_name_via_the_cli(tmp_path: Path, capsys: pytest.CaptureF
 
 @pytest.mark.skipif(sys.platform != "linux", reason="per-thread priorities are a Linux feature")
 def test_bulk_loading_yields_the_cores_to_the_index_process(tmp_path: Path) -> None:
-    expected = min(19, os.getpriority(os.PRIO_PROCESS, 0) + loader_module.BULK_LOAD_NICENESS)
+    expected = min(19, os.getpriority(os.PRIO_PROCESS, 0) + bulk_load_module.BULK_LOAD_NICENESS)
     store = ox.Store(str(tmp_path / "store"))
-    sink = loader_module._BulkSink(store)
+    sink = bulk_load_module.BulkSink(store)
     try:
         [loading] = [thread for thread in threading.enumerate() if thread.name.startswith("coqa-bulk-load")]
         deadline = time.monotonic() + 10  # the thread sets its priority as it starts

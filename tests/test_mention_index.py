@@ -10,7 +10,7 @@ import marisa_trie
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coqa.mention_index import (
+from coqa.kb.mention_index import (
     LITERAL,
     MAX_LITERAL_LENGTH,
     MENTION,
@@ -19,8 +19,8 @@ from coqa.mention_index import (
     MentionIndex,
     MentionIndexBuilder,
     index_keys,
-    normalize_surface,
 )
+from coqa.kb.surfaces import normalize_surface
 
 # Characters whose normalization depends on context or changes length: final
 # sigma, combining marks (composing with what precedes them), full width and

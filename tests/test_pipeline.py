@@ -4,7 +4,6 @@ the shipped model, a KB of hostile names for escaping, a dead server."""
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from coqa.pipeline import Pipeline
 from coqa.templates import sparql_term
 from coqa.kb.names import Term
 
-from coqa.kb.oxigraph_server import free_port
 
 DEMO_QUESTIONS = DEMO_DIR / "questions.txt"
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
@@ -128,24 +126,6 @@ def test_hostile_question_is_answered_without_breaking_queries(hostile_store: Pa
         assert answer.explanation.failure is None or "knowledge base error" not in answer.explanation.failure
         assert len(answer.answers) <= 2
         assert "<另一人>" not in answer.answers
-
-
-def test_unreachable_kb_gives_empty_lines_and_logged_reasons(
-    demo_settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("COQA_RETRIES", "0")  # the retry policy has its own tests
-    questions = tmp_path / "q.txt"
-    questions.write_text(DEMO_QUESTIONS.read_text(encoding="utf-8"), encoding="utf-8")
-    result = tmp_path / "result.txt"
-    endpoint = f"http://127.0.0.1:{free_port()}/query"
-    args = ["answer", str(questions), "-o", str(result), "--endpoint", endpoint]
-    args += ["--mention-index", str(Path(demo_settings.store) / "mentions")]
-    with caplog.at_level(logging.INFO, logger="coqa"):
-        assert main(args) == 0
-    lines = result.read_text(encoding="utf-8").split("\n")[:-1]
-    assert len(lines) == len(questions.read_text(encoding="utf-8").splitlines())
-    assert all(line == "" for line in lines)
-    assert "knowledge base error" in caplog.text and "127.0.0.1" in caplog.text
 
 
 def test_missing_model_is_a_one_line_error(demo_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,31 +6,69 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Iterator, TypeVar
 
-from tqdm import tqdm
+from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
+from coqa.cli.output import ResultOutput
+from coqa.cli.progress import Progress, add_progress_option
+from coqa.dataset import CCKS, DatasetError, read_ccks, read_question_file
 
-from coqa.batch import BatchReport, answer_stream, write_answers
-from coqa.cli.common import add_kb_options, fail, settings_from_args
-from coqa.dataset import DatasetError, read_ccks, read_questions
-from coqa.explanation import Explanation
+if TYPE_CHECKING:  # the pipeline imports the model stack: only the commands' run functions need it
+    from coqa.batch import BatchReport
+    from coqa.explanation import Explanation
 
 SHOWN_CANDIDATES = 5
+Example = TypeVar("Example")
+
+ANSWER_DESCRIPTION = """Answer a question file. Writes exactly one line per question, in order:
+answers tab-separated, entities as <name>, literals as "value", an empty line
+when there is no answer; a tab, LF or CR inside an answer is written as \\t,
+\\n, \\r.
+
+QUESTIONS holds one question per line (a leading `qN:` is stripped), or is a
+CCKS file (qN:question / SPARQL / answers / blank line blocks), whose
+questions are answered. NLPCC files are not read yet.
+
+A question that cannot be answered (empty, too long, nothing recognisable,
+a knowledge-base error) gets an empty line and a logged reason
+(COQA_LOG_LEVEL=INFO shows them); the run goes on. The result file is
+replaced only when the run ends. Exit code 1 when the knowledge base failed
+and no question got an answer (the file is then not written), or when no
+question got an answer at all (the file is written)."""
+
+ANSWER_EPILOG = """examples:
+  coqa answer questions.txt -o result.txt
+      the shipped demo knowledge base and model
+  coqa answer dev.txt -o result.txt --store /data/pkubase-store --jobs 2
+      the questions of a CCKS file, two worker processes
+  coqa answer questions.txt -o - --endpoint http://127.0.0.1:7878/query --mention-index /data/idx/mentions
+      a SPARQL endpoint, result lines on stdout"""
+
+ASK_EPILOG = """examples:
+  coqa ask '周星驰的身高是多少？'
+  coqa ask '周星驰的身高是多少？' --json --top 3 --store /data/pkubase-store
+  coqa ask                       (a prompt: one question per line; exit or Ctrl-D ends it)
+
+Exit code 1 when the knowledge base failed for every question asked."""
+
+TRAIN_EPILOG = """examples:
+  coqa train ../shared/data/pkubase-bench/train.txt --store /tmp/s -o /tmp/model
+  coqa train train.txt --store /tmp/s -o /tmp/model --limit 500 --seed 1"""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     answer = commands.add_parser(
         "answer",
         help="answer a question file into result.txt (official format)",
-        description="Answer one question per line (a leading `qN:` is stripped). Writes exactly one line "
-        "per input line, in order: answers tab-separated, entities as <name>, literals as \"value\", "
-        "an empty line when there is no answer.",
-        epilog="example: coqa answer questions.txt -o result.txt --store /data/pkubase-store --jobs 2",
+        description=ANSWER_DESCRIPTION,
+        epilog=ANSWER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    answer.add_argument("questions", help="question file, UTF-8, one question per line")
-    answer.add_argument("-o", "--output", required=True, help="result file to write")
+    answer.add_argument("questions", help="question file, UTF-8: one question per line, or a CCKS file")
+    answer.add_argument("-o", "--output", required=True, help="result file to write (- for stdout)")
     answer.add_argument("--model", metavar="MODEL", help="model from `coqa train` (default: the shipped model)")
     answer.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    add_progress_option(answer)
     add_kb_options(answer)
     answer.set_defaults(run=run_answer)
 
@@ -38,7 +76,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "ask",
         help="answer one question and show why (mentions, links, candidate queries)",
         description="Answer a question and show every step. Without QUESTION, reads questions at a prompt.",
-        epilog="example: coqa ask '...的导演是谁？' --store /data/pkubase-store",
+        epilog=ASK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ask.add_argument("question", nargs="?", help="the question (omit for a prompt loop)")
     ask.add_argument("--json", action="store_true", help="print the explanation as JSON")
@@ -52,75 +91,102 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="train the linking and ranking model on a CCKS-format file",
         description="Train from a CCKS-format file (qN:question / gold SPARQL / gold answers / blank line) "
         "against the knowledge base the gold queries were written for. Seeded and deterministic.",
-        epilog="example: coqa train train.txt --store /data/pkubase-store -o models/mine.pkl",
+        epilog=TRAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     train.add_argument("train_file", help="CCKS-format training file")
-    train.add_argument("-o", "--output", required=True, help="model file to write")
+    train.add_argument("-o", "--output", required=True, help="model to write")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     train.add_argument("--limit", type=int, help="train on the first N questions only")
+    add_progress_option(train)
     add_kb_options(train)
     train.set_defaults(run=run_train)
 
 
-def _progress(total: int, description: str) -> tqdm:
-    return tqdm(total=total, desc=description, unit="q", disable=not sys.stderr.isatty(), file=sys.stderr)
-
-
 def run_answer(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
+    from coqa.batch import BatchReport, answer_stream, write_answers
+
     if args.jobs < 1:
         return fail("--jobs must be at least 1", 2)
     try:
-        questions = read_questions(args.questions)
+        source = read_question_file(args.questions)
     except DatasetError as error:
         return fail(str(error), 2)
+    if source.kind == CCKS:
+        print(f"coqa: {args.questions} is a CCKS file: answering the question of each of its "
+              f"{len(source.questions)} blocks", file=sys.stderr)
+    settings = settings_from_args(args)
     started = time.perf_counter()
     report = BatchReport()
-    output = Path(args.output)
     try:
-        with open(output, "w", encoding="utf-8", newline="\n") as handle, _progress(len(questions), "answering") as bar:
+        output = ResultOutput(args.output)
+    except OSError as error:
+        return fail(f"cannot write {args.output}: {error.strerror}")
+    try:
+        with output, Progress(len(source.questions), "answered", args.progress_every) as progress:
 
             def write_line(line: str) -> None:
-                handle.write(line + "\n")
-                bar.update()
+                output.write(line + "\n")
+                progress.advance()
 
-            write_answers(answer_stream(settings, questions, args.jobs), write_line, report)
+            write_answers(answer_stream(settings, source.questions, args.jobs), write_line, report)
+            if report.kb_failed_run:
+                return fail(str(report.kb_problem()) + ("" if output.to_stdout else f"; {output.name} not written"))
+            output.commit()
     except OSError as error:
-        return fail(f"cannot write {output}: {error.strerror}")
-    seconds = time.perf_counter() - started
+        return fail(f"cannot write {output.name}: {error.strerror}")
+    return _summary(report, output.name, time.perf_counter() - started)
+
+
+def _summary(report: BatchReport, output_name: str, seconds: float) -> int:
+    """Print what a finished `coqa answer` run did; its exit code (1 when no question got an answer)."""
     print(
         f"{report.questions} questions, {report.answered} answered, {len(report.failures)} without answer "
-        f"in {seconds:.1f} s -> {output}",
+        f"in {seconds:.1f} s -> {output_name}",
         file=sys.stderr,
     )
+    if report.kb_failures:
+        print(f"coqa: warning: {report.kb_problem()}", file=sys.stderr)
+    if report.questions and not report.answered:
+        return fail(f"none of the {report.questions} questions got an answer ({report.reason_counts()})")
     return 0
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    from coqa.batch import BatchReport, answer_safely
     from coqa.pipeline import Pipeline
 
     settings = settings_from_args(args)
     pipeline = Pipeline.from_settings(settings)
+    report = BatchReport()
     questions = [args.question] if args.question is not None else _prompt()
-    for question in questions:
-        explanation = pipeline.answer(question).explanation
-        if args.json:
-            data = explanation.to_dict()
-            data["candidates"] = data["candidates"][: args.top]
-            print(json.dumps(data, ensure_ascii=False, indent=2))
-        else:
-            print(format_explanation(explanation, args.top))
-    pipeline.close()
+    try:
+        for question in questions:
+            answer = answer_safely(pipeline, question)
+            report.add(answer)
+            if args.json:
+                data = answer.explanation.to_dict()
+                data["candidates"] = data["candidates"][: args.top]
+                print(json.dumps(data, ensure_ascii=False, indent=2))
+            else:
+                print(format_explanation(answer.explanation, args.top))
+    finally:
+        pipeline.close()
+    if report.kb_failed_run:
+        return fail(str(report.kb_problem()))
     return 0
 
 
-def _prompt():
+def _prompt() -> Iterator[str]:
     while True:
         try:
             line = input("question> ")
         except EOFError:
             print()
             return
+        if not is_utf8_text(line):
+            print("coqa: error: that line is not UTF-8 text; type the question in UTF-8", file=sys.stderr)
+            continue
         if line.strip() in ("exit", "quit"):
             return
         if line.strip():
@@ -161,8 +227,17 @@ def run_train(args: argparse.Namespace) -> int:
     if not questions:
         return fail(f"no questions in {args.train_file}", 2)
     pipeline = Pipeline.without_model(settings)
-    bar = lambda items: tqdm(items, unit="q", disable=not sys.stderr.isatty(), file=sys.stderr)  # noqa: E731
-    model, summary = Trainer(pipeline, seed=args.seed, progress=bar).train(questions)
+
+    passes = 0
+
+    def progress(items: Iterable[Example]) -> Iterator[Example]:
+        nonlocal passes
+        passes += 1
+        items = list(items)
+        with Progress(len(items), f"training (pass {passes})", args.progress_every) as shown:
+            yield from shown.track(items)
+
+    model, summary = Trainer(pipeline, seed=args.seed, progress=progress).train(questions)
     model.save(args.output)
     print(
         f"trained on {summary.questions} questions: {summary.link_candidates} link candidates "

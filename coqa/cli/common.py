@@ -38,6 +38,16 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def is_utf8_text(text: str) -> bool:
+    """False for text holding bytes that were not UTF-8 (Python keeps them as
+    lone surrogates in arguments and stdin lines, e.g. GBK from a GBK terminal)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def fail(message: str, code: int = 1) -> int:
     """Print a one-line error to stderr and return the exit code."""
     print(f"coqa: error: {message}", file=sys.stderr)

@@ -6,23 +6,43 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterator
-
-from tqdm import tqdm
 
 from coqa.cli.common import add_kb_options, fail, settings_from_args
+from coqa.cli.output import writable_directory
+from coqa.cli.progress import Progress, add_progress_option
 from coqa.dataset import DatasetError, read_ccks
 from coqa.evaluation.compare import Comparison, compare_files
 from coqa.evaluation.metrics import DbqaScores, KbqaScores, MacroScores
 from coqa.evaluation.scoring import ScoringError, score_ccks, score_nlpcc_dbqa, score_nlpcc_kbqa
-from coqa.evaluation.validate import Progress, ValidationReport, validate
+from coqa.evaluation.validate import ValidationReport, validate
 
 TASKS = ("ccks", "nlpcc-kbqa", "nlpcc-dbqa")
 USAGE_ERROR = 2
 DEFAULT_AT = (1, 5)
+
+SCORE_EPILOG = """examples:
+  coqa score result.txt ../shared/data/pkubase-bench/dev.txt
+      CCKS macro P, macro R and averaged F1 against a CCKS file
+  coqa score result.txt gold-answers.txt --json
+      gold as one answer line per question; scores as JSON
+  coqa score --task nlpcc-kbqa ranked.txt gold.txt --at 1 --at 3
+  coqa score --task nlpcc-dbqa scores.txt labelled.txt
+
+Result lines: answers separated by tabs; a tab, LF or CR inside an answer is
+written as \\t, \\n, \\r (as `coqa answer` writes it) and compared in that form."""
+
+COMPARE_EPILOG = """examples:
+  coqa compare eval-old/result.txt eval-new/result.txt ../shared/data/pkubase-bench/dev.txt
+  coqa compare a.txt b.txt gold-answers.txt | head"""
+
+EVAL_EPILOG = """examples:
+  coqa eval ../shared/data/pkubase-bench/dev.txt --store /tmp/s --model /tmp/model
+  coqa eval dev.txt --store /tmp/s --limit 100 --out /tmp/eval-100
+  coqa eval dev.txt --gstore http://127.0.0.1:9000 --db pkubase --mention-index /tmp/idx/mentions --jobs 4
+
+The report directory is checked (created, writable) before the run."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,6 +53,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Score RESULT (one tab-separated answer line per question; for nlpcc-dbqa one score "
         "per sentence line) against GOLD (a CCKS file or one answer line per question; for nlpcc-dbqa "
         "question<TAB>sentence<TAB>label lines). Exit code 2 when the files do not line up.",
+        epilog=SCORE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     score.add_argument("result", metavar="RESULT")
     score.add_argument("gold", metavar="GOLD")
@@ -52,6 +74,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="compare two result files on the same gold answers",
         description="Averaged F1 of RESULT_A and RESULT_B, questions B wins and loses against A, "
         "and every question whose F1 differs.",
+        epilog=COMPARE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     compare.add_argument("result_a", metavar="RESULT_A")
     compare.add_argument("result_b", metavar="RESULT_B")
@@ -64,6 +88,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Answer every question of DEV_FILE (CCKS format) and print macro P/R/F1, a breakdown "
         "by gold query shape, entity-linking recall@k, candidate recall, ranking accuracy, latency and "
         "throughput. Writes errors.jsonl, summary.md and result.txt to --out.",
+        epilog=EVAL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     evaluate.add_argument("dev_file", metavar="DEV_FILE")
     add_kb_options(evaluate)
@@ -71,6 +97,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--limit", type=_positive, metavar="N", help="only the first N questions")
     evaluate.add_argument("--jobs", type=_positive, default=1, metavar="N", help="questions answered in parallel")
     evaluate.add_argument("--out", metavar="DIR", help="report directory (default: eval-<DEV>-<time>)")
+    add_progress_option(evaluate)
     evaluate.set_defaults(run=run_eval)
 
 
@@ -154,32 +181,33 @@ def run_eval(args: argparse.Namespace) -> int:
         return fail(str(error), USAGE_ERROR)
     if args.limit:
         questions = questions[: args.limit]
+    out = Path(args.out or f"eval-{Path(args.dev_file).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        writable_directory(out)
+    except OSError as error:
+        return fail(f"cannot write reports to {out}: {error.strerror}", USAGE_ERROR)
     settings = settings_from_args(args)
-    from coqa.model import ModelError
+    from coqa.batch import answer_safely
     from coqa.pipeline import Pipeline
 
     try:
         pipeline = Pipeline.from_settings(settings)
-    except (ModelError, FileNotFoundError) as error:
+    except FileNotFoundError as error:
         return fail(str(error))
-    with _progress_bar(len(questions)) as update:
-        report = validate(questions, pipeline.answer, jobs=args.jobs, progress=update)
-    out = Path(args.out or f"eval-{Path(args.dev_file).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
-    paths = report.write(out)
+    with Progress(len(questions), "answered", args.progress_every) as progress:
+        report = validate(
+            questions,
+            lambda question: answer_safely(pipeline, question),
+            jobs=args.jobs,
+            progress=lambda done, _total: progress.update(done),
+        )
     print("\n".join(report_lines(report)))
+    try:
+        paths = report.write(out)
+    except OSError as error:
+        return fail(f"cannot write reports to {out}: {error.strerror}")
     print(f"\nreports: {', '.join(str(p) for p in paths)}")
     return 0
-
-
-@contextmanager
-def _progress_bar(total: int) -> Iterator[Progress]:
-    """A tqdm bar on stderr (hidden when stderr is not a terminal) as a
-    `progress(done, total)` callback."""
-    bar = tqdm(total=total, unit="q", disable=None, leave=False)
-    try:
-        yield lambda done, _total: bar.update(done - bar.n)
-    finally:
-        bar.close()
 
 
 def report_lines(report: ValidationReport) -> list[str]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from coqa.config import ConfigError, load_settings
-from coqa.kb.loader import FileReport, LoadReport, load_kb
+
+if TYPE_CHECKING:  # the loader imports pyoxigraph: only `coqa load` itself needs it
+    from coqa.kb.report import FileReport, LoadReport
 
 LOAD_DESCRIPTION = """Load PKU BASE files into an embedded store directory: the triples and
 types into a pyoxigraph store (STORE/oxigraph), every entity name, literal
@@ -61,6 +64,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
+    from coqa.kb.loader import load_kb
+
     store = args.store or load_settings(args.config).store
     if not store:
         raise ConfigError("no store directory: pass --store DIR (or set `store` in the config)")

@@ -1,20 +1,30 @@
-"""Entry point of the `coqa` console script."""
+"""Entry point of the `coqa` console script.
+
+`coqa --help`, `coqa CMD --help` and the light commands (score, compare) must
+start fast, so the command modules import the model stack (scikit-learn,
+numpy, pyoxigraph) only inside the functions that run a command.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from coqa import __version__
 from coqa.cli import answer_commands, eval_commands, kb_commands, sparql_command
-from coqa.cli.common import fail
-from coqa.config import ConfigError
-from coqa.dataset import DatasetError
-from coqa.kb.base import KBError
-from coqa.model import ModelError
-from coqa.ner import NERUnavailable
+from coqa.cli.common import fail, is_utf8_text
 
 # Errors that mean "the user must change something": one line, no traceback.
-USER_ERRORS = (ConfigError, DatasetError, KBError, ModelError, NERUnavailable)
+# Named by module so that catching them imports nothing: an error class whose
+# module was never imported cannot have been raised.
+USER_ERRORS = (
+    ("coqa.config", "ConfigError"),
+    ("coqa.dataset", "DatasetError"),
+    ("coqa.kb.base", "KBError"),
+    ("coqa.model", "ModelError"),
+    ("coqa.ner", "NERUnavailable"),
+)
 
 DESCRIPTION = """Answer Chinese questions over PKU BASE (CCKS COQA / CKBQA).
 
@@ -26,6 +36,8 @@ With PKU BASE (or the pkubase-bench slice):
   coqa load KB_DIR --store STORE          load triples, types, mention2ent
   coqa train train.txt --store STORE -o MODEL
   coqa eval dev.txt --store STORE --model MODEL
+
+`coqa COMMAND --help` shows a command's options and examples.
 """
 
 
@@ -33,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coqa", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"coqa {__version__}")
     parser.add_argument("--config", metavar="FILE", help="YAML settings file (see config.yaml); also $COQA_CONFIG")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (answer_commands, kb_commands, sparql_command, eval_commands):
@@ -40,7 +53,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    return tuple(getattr(sys.modules[module], name) for module, name in USER_ERRORS if module in sys.modules)
+
+
+def undecodable_argument(argv: list[str]) -> str | None:
+    """A one-line error for the first argument that is not UTF-8 text (the
+    shell passed bytes in another encoding, e.g. GBK), else None."""
+    for position, argument in enumerate(argv, start=1):
+        if not is_utf8_text(argument):
+            raw = os.fsencode(argument)
+            shown = raw[:24].hex(" ") + (" ..." if len(raw) > 24 else "")
+            return (
+                f"argument {position} is not UTF-8 text (bytes {shown}): give arguments in UTF-8, "
+                "e.g. convert a GBK file with `iconv -f GBK -t UTF-8`"
+            )
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    problem = undecodable_argument(argv)
+    if problem:
+        return fail(problem, 2)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
@@ -48,12 +83,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.run(args) or 0)
-    except USER_ERRORS as error:
-        return fail(str(error))
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:
         return 0
+    except Exception as error:
+        if isinstance(error, _user_errors()):
+            return fail(str(error))
+        raise
 
 
 if __name__ == "__main__":

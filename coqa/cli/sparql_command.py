@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from coqa.cli.common import add_kb_options, fail, settings_from_args
+from coqa.dataset import escape_field
 from coqa.kb import QueryResult, Term, open_kb
 
 EPILOG = """\
@@ -26,8 +27,6 @@ examples:
   coqa sparql @query.rq --endpoint http://127.0.0.1:7878/query --format tsv
   echo 'select ?p where { <莫妮卡·贝鲁奇> ?p ?o }' | coqa sparql - --gstore http://127.0.0.1:9000 --db pkubase
 """
-
-_ESCAPES = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -89,4 +88,4 @@ def render(result: QueryResult, output_format: str) -> str:
 
 
 def _tsv_line(row: tuple[Term | None, ...]) -> str:
-    return "\t".join("" if term is None else str(term).translate(_ESCAPES) for term in row)
+    return "\t".join("" if term is None else escape_field(str(term)) for term in row)

@@ -3,8 +3,11 @@ functions over answers that are already read.
 
 Conventions shared by every metric here:
 - An answer is compared as an exact string after trimming surrounding white
-  space (`str.strip`); fields that are empty after trimming are not answers.
-  An empty result line is therefore an empty answer set.
+  space (`str.strip`), in its written form (`coqa.dataset.escape_field`: a
+  tab, LF or CR inside it as `\\t`, `\\n`, `\\r`), so an answer from the
+  knowledge base equals what a result file holds for it. Fields that are
+  empty after trimming are not answers. An empty result line is therefore an
+  empty answer set.
 - A line's answers form a set, as in the official CCKS script: an answer
   listed twice counts once (in precision as well as recall). Ranked lists
   (NLPCC KBQA) keep the order of first appearance and drop repeats.
@@ -19,12 +22,14 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from coqa.dataset import escape_field
+
 
 def answer_list(answers: Iterable[str]) -> list[str]:
-    """Distinct trimmed non-empty answers, in order of first appearance."""
+    """Distinct trimmed non-empty answers in written form, in order of first appearance."""
     seen: dict[str, None] = {}
     for answer in answers:
-        answer = answer.strip()
+        answer = escape_field(answer.strip())
         if answer:
             seen.setdefault(answer, None)
     return list(seen)

@@ -7,13 +7,12 @@ score or label) raises ScoringError with a one-line message naming the file.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from coqa import dataset
-from coqa.dataset import DatasetError, read_ccks
+from coqa.dataset import CCKS, DatasetError, file_format, parse_ccks
 from coqa.evaluation.metrics import (
     DbqaScores,
     KbqaScores,
@@ -23,9 +22,6 @@ from coqa.evaluation.metrics import (
     nlpcc_kbqa_scores,
     split_answer_line,
 )
-
-_CCKS_QUESTION = re.compile(r"^\s*q\d+\s*[:：]", re.I)
-
 
 class ScoringError(ValueError):
     """A result or gold file that cannot be scored; the message says why."""
@@ -50,25 +46,20 @@ def read_lines(path: str | Path) -> list[str]:
 
 def read_result(path: str | Path) -> list[list[str]]:
     """One answer list per line of a result file (tab-separated, distinct
-    trimmed answers in order; an empty line is an empty list)."""
+    trimmed answers in order; an empty line is an empty list). Answers keep
+    their written form (see coqa.dataset: tab, LF, CR inside an answer are
+    `\\t`, `\\n`, `\\r`)."""
     return [split_answer_line(line) for line in read_lines(path)]
 
 
-def is_ccks_file(lines: Sequence[str]) -> bool:
-    """True when the first non-blank line is a CCKS question line (`qN:...`)."""
-    first = next((line for line in lines if line.strip()), "")
-    return bool(_CCKS_QUESTION.match(first))
-
-
 def read_gold(path: str | Path) -> Gold:
-    """Gold answers from a CCKS file (question / SPARQL / answers blocks,
-    recognised by a first line `qN:...`) or from an answer file with one
-    tab-separated answer line per question."""
+    """Gold answers from a CCKS file (question / SPARQL / answers blocks)
+    or from an answer file with one tab-separated answer line per question."""
     lines = read_lines(path)
-    if not is_ccks_file(lines):
+    if file_format(lines) != CCKS:
         return Gold([tuple(split_answer_line(line)) for line in lines], [])
     try:
-        questions = read_ccks(path)
+        questions = parse_ccks(lines, path)
     except DatasetError as error:
         raise ScoringError(str(error)) from None
     return Gold([q.answers for q in questions], [q.question for q in questions])

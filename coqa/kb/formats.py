@@ -37,11 +37,13 @@ writes it to the rejects file: fewer than three fields (`<s>\\t<p>`), a term
 that is not closed (a line cut short), an empty or white-space-only name,
 text after a literal's closing quote (typed or language-tagged literals are
 not PKU BASE), bytes that are neither UTF-8 nor GB18030, a mention line
-without exactly three fields or with a rank that is not a whole number.
+without exactly three fields, with a mention or entity that is empty or white
+space only, or with a rank that is not a whole number of 1 to 9 digits.
 """
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from coqa.kb.names import Term
@@ -51,6 +53,11 @@ FILE_PREFIXES = {"pkubase-triples": TRIPLES, "pkubase-types": TYPES, "pkubase-me
 
 BOM = "\ufeff"
 DECODED_GB18030 = "decoded as GB18030"
+# A rank is 1 to MAX_RANK_DIGITS ASCII digits (PKU BASE ranks are small; a
+# longer one is a broken line, and Python's int() refuses 4,300 digits).
+MAX_RANK_DIGITS = 9
+_RANK = re.compile(f"[0-9]{{1,{MAX_RANK_DIGITS}}}")
+BAD_RANK = f"rank is not a whole number of 1 to {MAX_RANK_DIGITS} digits"
 
 
 class LineError(ValueError):
@@ -190,9 +197,8 @@ def parse_mention_line(text: str) -> tuple[Mention, list[str]]:
     if len(entity) > 2 and entity.startswith("<") and entity.endswith(">"):
         entity = entity[1:-1]
         repairs.append("entity in angle brackets")
-    if not entity:
+    if not entity.strip():  # the codec trims names: nothing would be left
         raise LineError("empty entity")
-    try:
-        return Mention(mention, entity, int(rank)), repairs
-    except ValueError:
-        raise LineError(f"rank {rank!r} is not a whole number") from None
+    if not _RANK.fullmatch(rank):
+        raise LineError(BAD_RANK)
+    return Mention(mention, entity, int(rank)), repairs

@@ -23,6 +23,7 @@ from typing import Iterable, Iterator, Sequence
 
 import marisa_trie
 
+from coqa.kb.surfaces import base_name, bracket_alias, fold_case_and_dots, normalize_surface
 
 MENTION, NAME, LITERAL = "m", "n", "l"
 INDEX_FILE = "mentions.marisa"
@@ -31,48 +32,11 @@ MIN_SEGMENT_LENGTH = 2
 _SEPARATOR = b"\xff"  # never occurs in UTF-8
 _NAME_HEAD, _LITERAL_HEAD = f"{NAME}0\t".encode(), f"{LITERAL}0\t".encode()
 _SEGMENT_SPLIT = re.compile(r"[、，,;；/|]+")
-_DOTS = ("•", "・", "‧", "∙")
-
-
-def normalize_surface(text: str) -> str:
-    """The form in which surfaces are indexed and questions are matched:
-    NFKC (full width to half width), lower case, one kind of middle dot."""
-    return _fold(unicodedata.normalize("NFKC", text))
-
-
-def _fold(text: str) -> str:
-    """Lower case and one kind of middle dot (the steps of `normalize_surface` after NFKC)."""
-    text = text.lower()
-    for dot in _DOTS:  # str.replace is ten times faster than str.translate here
-        text = text.replace(dot, "·")
-    return text
 
 
 _NFKC = functools.partial(unicodedata.normalize, "NFKC")
 # The full-width characters of PKU BASE names (`_（…）`), with their NFKC forms.
 _WIDE = (("（", "("), ("）", ")"))
-
-
-_QUALIFIER_OPENERS = ("_（", "_(", "（", "(")
-_BRACKET_ALIAS = re.compile(r"[^_][（(]([^（）()]{2,})[）)]$")
-
-
-def base_name(name: str) -> str:
-    """An entity name without its qualifier: the `_（…）` description of PKU BASE
-    (`李白_（唐朝诗人）` -> `李白`) or a trailing bracketed branch
-    (`故宫博物院（故宫）` -> `故宫博物院`)."""
-    for opener in _QUALIFIER_OPENERS:
-        cut = name.find(opener)
-        if cut > 0:
-            return name[:cut]
-    return name
-
-
-def bracket_alias(name: str) -> str:
-    """The text in a trailing bracket that is not a `_（…）` description:
-    `故宫博物院（故宫）` -> `故宫`; '' when there is none."""
-    match = _BRACKET_ALIAS.search(name)
-    return match.group(1) if match else ""
 
 
 @dataclass(frozen=True)
@@ -86,11 +50,23 @@ class IndexEntry:
     rank: int
 
 
-def _decode(key: str, value: bytes) -> IndexEntry:
+def _decode(key: str, value: bytes) -> IndexEntry | None:
     """The entry stored as `value` under `key`: `{kind}{rank}\\t{target}`, the
-    target left out when it is the key itself (most names and literals)."""
-    head, target = value.decode("utf-8").split("\t", 1)
-    return IndexEntry(head[0], target or key, int(head[1:]))
+    target left out when it is the key itself (most names and literals).
+    None for a value that is not in this form (an index written before the
+    loader checked every rank could hold a rank too long for `int`): one bad
+    entry must not stop a question from being answered."""
+    try:
+        head, target = value.decode("utf-8").split("\t", 1)
+        return IndexEntry(head[0], target or key, int(head[1:]))
+    except ValueError:  # also UnicodeDecodeError
+        return None
+
+
+def _decode_all(key: str, values: Iterable[bytes]) -> tuple[IndexEntry, ...]:
+    """The entries stored under `key`, without those `_decode` cannot read."""
+    entries = (_decode(key, value) for value in values)
+    return tuple(entry for entry in entries if entry is not None)
 
 
 def _stored_target(key: bytes, target: bytes) -> bytes:
@@ -119,7 +95,7 @@ def index_keys(surfaces: Sequence[str]) -> list[bytes]:
         return [normalize_surface(surface).strip().encode("utf-8") for surface in surfaces]
     for wide, narrow in _WIDE:
         joined = joined.replace(wide, narrow)
-    joined = _fold("\n".join(map(_NFKC, joined.split("\n"))))
+    joined = fold_case_and_dots("\n".join(map(_NFKC, joined.split("\n"))))
     return _encode_each(list(map(str.strip, joined.split("\n"))))
 
 
@@ -231,7 +207,7 @@ class MentionIndex:
     def lookup(self, surface: str) -> list[IndexEntry]:
         """Entries for exactly this surface (normalized here)."""
         key = normalize_surface(surface)
-        return [_decode(key, v) for v in self._trie.get(key, [])]
+        return list(_decode_all(key, self._trie.get(key, [])))
 
     def _begins_a_key(self, prefix: str) -> bool:
         return next(iter(self._trie.iterkeys(prefix)), None) is not None
@@ -251,7 +227,7 @@ class MentionIndex:
         keys = self._trie.keys(prefix)
         if len(keys) > max_keys:
             return None
-        entries = tuple(_decode(key, v) for key in keys for v in self._trie[key])
+        entries = tuple(entry for key in keys for entry in _decode_all(key, self._trie[key]))
         return SurfaceMatch(start, end, prefix, entries)
 
     def find_all(self, text: str) -> Iterator[SurfaceMatch]:
@@ -259,5 +235,5 @@ class MentionIndex:
         normalized with `normalize_surface`."""
         for start in range(len(text)):
             for surface in self._trie.prefixes(text[start:]):
-                entries = tuple(_decode(surface, v) for v in self._trie[surface])
+                entries = _decode_all(surface, self._trie[surface])
                 yield SurfaceMatch(start, start + len(surface), surface, entries)
