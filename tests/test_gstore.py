@@ -102,3 +102,16 @@ def test_query_text_with_ampersand_and_plus_arrives_intact(gstore: GStore) -> No
     """POST with a JSON body: `&` and `+` (which the GET form mangles) reach gStore as written."""
     query = 'select ?x where { ?x <誉称> ?y . filter(?y = "千湖之城" && 1 + 1 = 2) }'
     assert gstore.select(query).rows == [(E("云溪市"),)]
+
+
+@pytest.mark.slow
+def test_gstore_loads_every_line_of_the_pkubase_bench_export(bench_gstore: GStoreServer) -> None:
+    """`coqa export --to gstore` of pkubase-bench: gbuild stores every exported
+    line (90k, names with spaces among them) and reports no parse error."""
+    kb = GStore(bench_gstore.url, bench_gstore.db, timeout=30, retries=0)
+    written = sum(1 for _ in bench_gstore.nt_file.open(encoding="utf-8"))
+    count = kb.select("select (count(*) as ?n) where { ?s ?p ?o }").rows[0][0]
+    assert bench_gstore.parse_errors == []
+    assert written == bench_gstore.triples_built == int(count.value) > 90_000
+    assert kb.select("select ?x where { <2008年北京奥运会 > <口号> ?x. }").rows == [(L("同一个世界，同一个梦想"),)]
+    kb.close()

@@ -21,6 +21,7 @@ exported: the mention index stays on the coqa side (`coqa load --index-only`).
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,31 +30,31 @@ from typing import IO, Callable, Sequence
 from tqdm import tqdm
 
 from coqa.kb.base import KBError
-from coqa.kb.formats import MENTIONS, Triple, parse_triple_line
-from coqa.kb.loader import FileReport, RejectsWriter, _FileLoader, _show_progress, find_sources
-from coqa.kb.names import name_to_gstore, name_to_iri
+from coqa.kb.formats import MENTIONS, Triple
+from coqa.kb.ntriples import regular_lines_to_gstore, regular_lines_to_ntriples, triple_to_gstore, triple_to_ntriples
+from coqa.kb.rejects import RejectsWriter
+from coqa.kb.report import FileReport
+from coqa.kb.sources import find_sources
+from coqa.kb.triple_reading import TripleFileReader
 
 GSTORE, NTRIPLES = "gstore", "ntriples"
-TARGETS = {GSTORE: name_to_gstore, NTRIPLES: name_to_iri}
-
-
-def escape_literal(value: str) -> str:
-    """A literal value as the content of an N-Triples string."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
+# Per target: how regular lines (see coqa.kb.triple_reading) and parsed triples are written.
+WRITERS: dict[str, tuple[Callable[[str], str], Callable[[Triple], str]]] = {
+    GSTORE: (regular_lines_to_gstore, triple_to_gstore),
+    NTRIPLES: (regular_lines_to_ntriples, triple_to_ntriples),
+}
 
 
 def render_triple(triple: Triple, target: str) -> str:
     """One N-Triples line (with "\\n") for `triple`, names in `target`'s form."""
-    name = TARGETS[target]
-    obj = triple.object
-    rendered = f'"{escape_literal(obj.value)}"' if obj.is_literal else f"<{name(obj.value)}>"
-    return f"<{name(triple.subject)}>\t<{name(triple.predicate)}>\t{rendered} .\n"
+    return WRITERS[target][1](triple)
 
 
 @dataclass
 class ExportReport:
     """The outcome of `export_kb`: per-file counts (as `coqa load` reports
-    them; duplicates are not counted), the triples written, where things went."""
+    them, without duplicates: the export keeps every line), the mention
+    files left out, the triples written and where the rejects went."""
 
     files: list[FileReport]
     skipped: list[Path]
@@ -70,25 +71,18 @@ class ExportReport:
         return total
 
 
-class _ExportFileLoader(_FileLoader):
-    """The loader's line reader and accounting, writing each triple to `out`."""
+class _ExportWriter:
+    """A TripleConsumer writing each block's facts to an open file for one target."""
 
-    def __init__(self, path: Path, kind: str, rejects: RejectsWriter, write: Callable[[Triple], None]) -> None:
-        super().__init__(path, kind, rejects)
-        self.report.duplicates = None
-        self.write = write
+    def __init__(self, out: IO[str], target: str) -> None:
+        self.out = out
+        self.regular, self.triple = WRITERS[target]
+        self.count = 0
 
-    def text_block(self, text: str) -> None:
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        for line in lines:
-            self.line(line, [])
-
-    def parse(self, text: str) -> list[str]:
-        triple, repairs = parse_triple_line(text)
-        self.write(triple)
-        return repairs
+    def take(self, regular: str, triples: Sequence[Triple]) -> None:
+        self.out.write(self.regular(regular))
+        self.out.writelines(map(self.triple, triples))
+        self.count += regular.count("\n") + len(triples)
 
 
 def export_kb(
@@ -100,47 +94,38 @@ def export_kb(
 ) -> ExportReport:
     """Export the triples and types files among `sources` to `output` for
     `target` (gstore or ntriples). Rejected lines go to `rejects_path`
-    (default: OUTPUT.rejects.tsv), created only when there are any."""
-    if target not in TARGETS:
-        raise KBError(f"unknown export target {target!r}: choose one of {', '.join(TARGETS)}")
+    (default: OUTPUT.rejects.tsv), created only when there are any; one left
+    by an earlier export of the same output is removed first."""
+    if target not in WRITERS:
+        raise KBError(f"unknown export target {target!r}: choose one of {', '.join(WRITERS)}")
     started = time.perf_counter()
     output = Path(output).expanduser()
     files = find_sources(sources)
     triple_files = [(path, kind) for path, kind in files if kind != MENTIONS]
     if not triple_files:
         raise KBError("nothing to export: no pkubase-triples* or pkubase-types* file among the sources")
-    rejects = RejectsWriter(Path(rejects_path) if rejects_path else output.with_name(output.name + ".rejects.tsv"))
-    written = 0
+    rejects_file = Path(rejects_path).expanduser() if rejects_path else output.with_name(output.name + ".rejects.tsv")
     try:
+        rejects_file.unlink(missing_ok=True)
         out = open(output, "w", encoding="utf-8", newline="\n")
     except OSError as error:
-        raise KBError(f"cannot write {output}: {error.strerror or error}") from None
-    reports = []
+        raise KBError(f"cannot write {error.filename}: {error.strerror or error}") from None
+    rejects = RejectsWriter(rejects_file)
+    writer = _ExportWriter(out, target)
     size = sum(path.stat().st_size for path, _ in triple_files)
-    with out, tqdm(total=size, unit="B", unit_scale=True, disable=not _show_progress(progress), leave=False) as bar:
-        for path, kind in triple_files:
-            writer = _Writer(out, target)
-            reports.append(_ExportFileLoader(path, kind, rejects, writer).run(bar))
-            written += writer.count
-    rejects.close()
+    show = sys.stderr.isatty() if progress is None else progress
+    with out, tqdm(total=size, unit="B", unit_scale=True, disable=not show, desc="coqa export") as bar:
+        try:
+            reports = [TripleFileReader(path, kind, rejects, writer).run(bar) for path, kind in triple_files]
+        finally:
+            rejects.close()
+    for report in reports:
+        report.duplicates = None
     return ExportReport(
         reports,
         [path for path, kind in files if kind == MENTIONS],
         output,
-        written,
-        rejects.path if rejects.count else None,
+        writer.count,
+        rejects_file if rejects.count else None,
         time.perf_counter() - started,
     )
-
-
-class _Writer:
-    """Writes triples to an open file and counts them."""
-
-    def __init__(self, out: IO[str], target: str) -> None:
-        self.out = out
-        self.target = target
-        self.count = 0
-
-    def __call__(self, triple: Triple) -> None:
-        self.out.write(render_triple(triple, self.target))
-        self.count += 1

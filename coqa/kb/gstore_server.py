@@ -31,6 +31,7 @@ class GStoreServer:
 
     url: str
     db: str
+    nt_file: Path
     triples_built: int
     parse_errors: list[str]
 
@@ -68,7 +69,7 @@ def serve_gstore(tools: Path, nt_file: Path, work: Path, db: str = "pkubase") ->
         match = _TRIPLE_NUM.search(build_log)
         error_log = home / f"{db}.db" / "parse_error.log"
         errors = error_log.read_text(errors="replace").splitlines() if error_log.is_file() else []
-        yield GStoreServer(url, db, int(match.group(1)) if match else -1, [e for e in errors if "error" in e])
+        yield GStoreServer(url, db, nt_file, int(match.group(1)) if match else -1, [e for e in errors if "error" in e])
     finally:
         _stop(process)
 
