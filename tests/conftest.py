@@ -21,16 +21,18 @@ from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
 from coqa.kb.loader import load_kb
-from coqa.kb.export import GSTORE, export_kb, render_triple
+from coqa.kb.export import GSTORE, NTRIPLES, export_kb, render_triple
 from coqa.kb.formats import Triple
 from coqa.kb.gstore_server import GStoreServer, gstore_available, serve_gstore
 from coqa.kb.names import Term, name_to_iri
 from coqa.kb.oxigraph_server import serve_store_copy
 from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.virtuoso_server import serve_virtuoso, virtuoso_available
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = REPO_ROOT.parent / "shared" / "data" / "pkubase-bench"
 GSTORE_TOOLS = REPO_ROOT.parent / "shared" / "tools" / "gstore-1.2"
+VIRTUOSO_SCRIPT = REPO_ROOT.parent / "shared" / "tools" / "virtuoso" / "start-virtuoso.sh"
 SERVER_START_TIMEOUT = 30.0
 
 WRITER = "林海_（虚构作家）"
@@ -158,6 +160,22 @@ def bench_gstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GStoreSer
     export_kb([BENCH_DIR], GSTORE, nt_file, progress=False)
     with serve_gstore(tools, nt_file, work) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def bench_virtuoso(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The SPARQL endpoint URL of a real Virtuoso holding pkubase-bench as
+    `coqa export --to ntriples` writes it (skips, saying why, when Virtuoso cannot run here)."""
+    if not (BENCH_DIR / "pkubase-triples.txt").is_file():
+        pytest.skip(f"the pkubase-bench data set is not at {BENCH_DIR}")
+    reason = virtuoso_available(VIRTUOSO_SCRIPT)
+    if reason:
+        pytest.skip(f"no real Virtuoso on this machine: {reason}")
+    work = tmp_path_factory.mktemp("bench-virtuoso")
+    (work / "load").mkdir()
+    export_kb([BENCH_DIR], NTRIPLES, work / "load" / "pkubase.nt", progress=False)
+    with serve_virtuoso(VIRTUOSO_SCRIPT, work / "load", work) as url:
+        yield url
 
 
 # --- loopback HTTP servers for protocol tests -------------------------------

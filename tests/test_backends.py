@@ -194,25 +194,6 @@ def test_backoff_doubles_and_retries_are_bounded() -> None:
 # --- real data: the pkubase-bench dev set --------------------------------------
 
 
-@pytest.mark.slow
-def test_bench_gold_queries_agree_on_store_and_server(bench_store_dir: Path, bench_server: str) -> None:
-    """Every dev gold query gives the same rows on the embedded store and the
-    server, and its first column is the published gold answer set."""
-    embedded = OxigraphStore(bench_store_dir / STORE_SUBDIR)
-    endpoint = SparqlEndpoint(bench_server, timeout=30, retries=0, backoff=0)
-    differ, wrong = [], []
-    questions = read_ccks(BENCH_DIR / "dev.txt")
-    for question in questions:
-        local = embedded.select(question.sparql)
-        if comparable(question.sparql, endpoint.select(question.sparql)) != comparable(question.sparql, local):
-            differ.append(question.number)
-        if sorted(str(term) for term in local.column(0)) != sorted(question.answers):
-            wrong.append(question.number)
-    embedded.close()
-    assert len(questions) > 500
-    assert (differ, wrong) == ([], [])
-
-
 @pytest.mark.parametrize("backend", ["sparql", "gstore"])
 def test_connection_closed_without_reply_is_retried(backend: str) -> None:
     accepted: list[int] = []
