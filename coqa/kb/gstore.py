@@ -22,6 +22,12 @@ variable (`<阳关三叠> <歌曲类型> <古琴曲>`, common in CCKS gold queri
 coqa's "pinned by a stated fact" template), while the same pattern with its
 object as a variable and a FILTER answers in milliseconds. So such patterns
 are sent in that form (`unbind_constant_patterns`); the answers are the same.
+
+gStore 1.2 also ignores a VALUES block: `VALUES ?e { <A> <B> } ?e ?p ?o`
+answers for every entity of the store (slowly, and wrongly). So a group that
+starts with a one-variable VALUES block is sent as a UNION with one branch
+per value, the value written in place of the variable and bound to it
+(`expand_values`); the answers are those the VALUES block means.
 """
 
 from __future__ import annotations
@@ -78,7 +84,7 @@ class GStore:
             "password": self.password,
             "db_name": self.db,
             "format": "json",
-            "sparql": unbind_constant_patterns(to_gstore_sparql(query)),
+            "sparql": unbind_constant_patterns(expand_values(to_gstore_sparql(query))),
         }
         data = self._call(request)
         return results_from_json(_as_sparql_json(data, admitted), admitted, self.description, gstore_to_name)
@@ -108,6 +114,50 @@ class GStore:
 
     def close(self) -> None:
         self.client.close()
+
+
+def expand_values(query: str) -> str:
+    """`query` with each group `{ VALUES ?v { t1 t2 ... } REST }` written as
+    `{ { REST[?v:=t1] BIND(t1 AS ?v) } UNION { REST[?v:=t2] BIND(t2 AS ?v) } ... }`."""
+    tokens = [(m.lastgroup, m.group(0)) for m in _TOKEN.finditer(query)]
+    while True:
+        found = _first_values_group(tokens)
+        if found is None:
+            return "".join(text for _, text in tokens)
+        open_brace, values_end, close_brace, variable, values = found
+        rest = tokens[values_end:close_brace]
+        branches = []
+        for value in values:
+            body = "".join(value if kind == "other" and text == variable else text for kind, text in rest)
+            branches.append(f"{{ {body} BIND({value} AS {variable}) }}")
+        tokens[open_brace + 1 : close_brace] = [("other", " " + " UNION ".join(branches) + " ")]
+
+
+def _first_values_group(tokens: list[tuple[str | None, str]]) -> tuple[int, int, int, str, list[str]] | None:
+    """Where the first `{ VALUES ?v { ... } ... }` is: the group's braces, the
+    end of the VALUES block, its variable and its values; None if there is none."""
+    significant = [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
+    for position, index in enumerate(significant[:-3]):
+        if tokens[index][1].upper() != "VALUES" or position == 0 or tokens[significant[position - 1]][1] != "{":
+            continue
+        variable, brace = tokens[significant[position + 1]][1], tokens[significant[position + 2]][1]
+        if not variable.startswith("?") or brace != "{":
+            continue
+        values, cursor = [], position + 3
+        while cursor < len(significant) and tokens[significant[cursor]][1] != "}":
+            values.append(tokens[significant[cursor]][1])
+            cursor += 1
+        if cursor >= len(significant) or not values:
+            return None
+        depth, end = 1, cursor + 1
+        while end < len(significant) and depth:
+            text = tokens[significant[end]][1]
+            depth += {"{": 1, "}": -1}.get(text, 0)
+            end += 1
+        if depth:
+            return None
+        return significant[position - 1], significant[cursor] + 1, significant[end - 1], variable, values
+    return None
 
 
 def unbind_constant_patterns(query: str) -> str:
