@@ -18,7 +18,6 @@ import pyoxigraph as ox
 import pytest
 
 from coqa.kb import STORE_SUBDIR
-from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
 from coqa.kb.loader import load_kb
 from coqa.kb.export import GSTORE, NTRIPLES, export_kb, render_triple

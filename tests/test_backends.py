@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import errno
 import json
-import re
 import socket
 import threading
 import time
 import urllib.error
-import warnings
-from pathlib import Path
 from typing import Callable
 
 import pytest
 import requests
 
-from conftest import BENCH_DIR, WRITER, Loopback, Reply, never_in_time
+from conftest import WRITER, Loopback, Reply, never_in_time
 from coqa.kb.oxigraph_server import free_port
-from coqa.dataset import read_ccks
-from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KBError, QueryResult
 from coqa.kb.gstore import GStore
 from coqa.kb.http_retry import RemoteFailure, RetryPolicy, call_with_retries, failure_from_exception

@@ -76,11 +76,14 @@ def admit(query: str) -> AdmittedQuery:
         if _UPDATE_WORD.match(query):
             raise KBError("updates are refused: coqa only reads the knowledge base (SELECT or ASK queries)") from None
         raise KBError(f"bad SPARQL: {str(error).splitlines()[0]}") from None
-    if isinstance(prepared, ox.QuerySolutions):
-        return AdmittedQuery(standard, SELECT, tuple(v.value for v in prepared.variables))
-    if isinstance(prepared, ox.QueryBoolean):
-        return AdmittedQuery(standard, ASK, ())
-    raise KBError("only SELECT and ASK queries are accepted (CONSTRUCT and DESCRIBE are not)")
+    # pyoxigraph's results must be dropped on the thread that made them: read
+    # what is needed and drop them here, before any exception can hold them.
+    form = SELECT if isinstance(prepared, ox.QuerySolutions) else ASK if isinstance(prepared, ox.QueryBoolean) else None
+    variables = tuple(v.value for v in prepared.variables) if form == SELECT else ()
+    del prepared
+    if form is None:
+        raise KBError("only SELECT and ASK queries are accepted (CONSTRUCT and DESCRIBE are not)")
+    return AdmittedQuery(standard, form, variables)
 
 
 def check_bounds(query: str) -> None:
