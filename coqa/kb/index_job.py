@@ -21,7 +21,8 @@ from coqa.kb.mention_reading import MentionFileReader
 from coqa.kb.names import canonical_name
 from coqa.kb.rejects import RejectsWriter
 from coqa.kb.report import FileReport
-from coqa.kb.triple_reading import TripleFileReader, regular_names_and_literals
+from coqa.kb.nlpcc_reading import triple_file_reader
+from coqa.kb.triple_reading import regular_names_and_literals
 
 SEEN_LIMIT = 1 << 22  # names remembered by IndexFeeder: about 500 MB
 
@@ -95,7 +96,7 @@ class IndexJob:
                 if kind == MENTIONS:
                     reader = MentionFileReader(path, rejects, builder)
                 else:
-                    reader = TripleFileReader(path, kind, rejects, feeder)
+                    reader = triple_file_reader(path, kind, rejects, feeder)
                 report = reader.run(progress)
                 if kind == MENTIONS:
                     report.duplicates = report.loaded + report.repaired - (len(builder) - entries_before)
