@@ -36,6 +36,7 @@ once and counted as a duplicate.
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from pathlib import Path
 
 from coqa.kb.formats import NLPCC_KB, LineError, Triple, clean_line_ends
@@ -56,11 +57,20 @@ SNIFF_BYTES = 1 << 16
 # characters that cannot overlap the next, so a failing match is linear.
 _NAME = rf"(?!\s)[{IRI_SAFE_CHARS} ]+(?<!\s)"
 _OBJECT = r'[^\S\t\r\n]*[^"\\\s<>|][^"\\\t\r\n<>|]*'
-_REGULAR_LINE = rf"(?!\ufeff)({_NAME}) \|\|\| ({_NAME}) \|\|\| ({_OBJECT})"
-_REGULAR_LINES = re.compile(_REGULAR_LINE)
-_REGULAR_RUN = re.compile(rf"(?:{_REGULAR_LINE}\n)*")
-_AS_PKUBASE = r'<\1>\t<\2>\t"\3" .'
+_REGULAR_RUN = re.compile(rf"(?:(?!\ufeff){_NAME} \|\|\| {_NAME} \|\|\| {_OBJECT}\n)*")
 _NLPCC_LINE = re.compile(r"[^\t\n]*\S[^\n]* \|\|\| [^\n]* \|\|\| ")
+
+
+def regular_lines_as_pkubase(lines: str) -> str:
+    """Regular NLPCC lines (each with its "\\n") as regular PKU BASE lines
+    `<s>\\t<p>\\t"o" .`. Done with whole-text splits and joins rather than a
+    regex substitution (three times slower): a regular line holds exactly two
+    separators and no "\\n" inside, so splitting at the separators gives
+    s1, p1, "o1\\ns2", p2, ..., "on\\n", and each "\\n" sits between an
+    object and the next subject."""
+    pieces = lines.split(SEPARATOR)
+    body = "".join(map("".join, zip(pieces[0::2], repeat(">\t<"), pieces[1::2], repeat('>\t"')))) + pieces[-1]
+    return "<" + body.replace("\n", '" .\n<')[:-1]
 
 
 def parse_nlpcc_line(text: str) -> tuple[Triple, list[str]]:
@@ -111,7 +121,7 @@ class NlpccFileReader(TripleFileReader):
 
     def _take_run(self, lines: str) -> None:
         if lines:
-            self._take_regular(_REGULAR_LINES.sub(_AS_PKUBASE, lines))
+            self._take_regular(regular_lines_as_pkubase(lines))
 
     def parse(self, text: str) -> list[str]:
         triple, repairs = parse_nlpcc_line(text)
