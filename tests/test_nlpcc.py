@@ -248,6 +248,7 @@ def test_load_train_answer_eval_on_an_invented_nlpcc_kb(tmp_path: Path, capsys) 
     assert main(["eval", str(tmp_path / "dev.txt"), "--store", store, "--model", model, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "NLPCC KBQA" in printed and "Accuracy@1" in printed and "entity-linking recall" in printed
+    assert (out / "result.txt").read_text(encoding="utf-8") == result.read_text(encoding="utf-8")
 
 
 # --- the synthetic NLPCC KB ----------------------------------------------------

@@ -209,7 +209,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print("\n".join(nlpcc_score_lines(report)) + "\n")
     print("\n".join(report_lines(report)))
     try:
-        paths = report.write(out)
+        paths = report.write(out, nlpcc)
     except OSError as error:
         return fail(f"cannot write reports to {out}: {error.strerror}")
     print(f"\nreports: {', '.join(str(p) for p in paths)}")
