@@ -26,7 +26,7 @@ from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.base import KBError
 from coqa.kb.formats import NLPCC_KB, LineError
 from coqa.kb.loader import load_kb
-from coqa.kb.mention_index import LITERAL, NAME, MentionIndex
+from coqa.kb.mention_index import NAME, MentionIndex
 from coqa.kb.names import sparql_name
 from coqa.kb.nlpcc_reading import parse_nlpcc_line, regular_lines_as_pkubase
 from coqa.kb.oxigraph_store import OxigraphStore
@@ -112,8 +112,9 @@ def test_an_object_that_is_also_a_subject_links_to_that_entity(tmp_path: Path) -
     kb.write_text(nlpcc_lines(FACTS), encoding="utf-8")
     load_kb([kb], tmp_path / "store")
     index = MentionIndex.open(tmp_path / "store" / INDEX_SUBDIR)
-    entries = {(entry.kind, entry.target) for entry in index.lookup("临江县")}
-    assert entries == {(NAME, "临江县"), (LITERAL, "临江县")}
+    # only subjects are mentions: an object value is not a literal mention
+    assert {(entry.kind, entry.target) for entry in index.lookup("临江县")} == {(NAME, "临江县")}
+    assert index.lookup("1921年") == []
     # the name before a （…） qualifier is a mention of the subject
     assert (NAME, "星河旅人（小说）") in {(e.kind, e.target) for e in index.lookup("星河旅人")}
 

@@ -20,9 +20,13 @@ How NLPCC lines become PKU BASE terms (one rule, applied line by line, so a
 
 The mention index gets each subject under its name, its base name (the part
 before a `（…）` or `(…)` qualifier, as in `联想thinkpad 40y7673（90w/交流电源）`)
-and the alias inside a trailing bracket (coqa.kb.surfaces), and each short
-object value under itself and its list segments: NLPCC has no mention2ent
-file, so names and values are all the mentions there are.
+and the alias inside a trailing bracket (coqa.kb.surfaces): NLPCC has no
+mention2ent file, so subject names are all the mentions there are
+(`SubjectFeeder`). Object values are not indexed as literal mentions, unlike
+PKU BASE literals: an NLPCC question names a subject and asks for an object,
+so a value found in a question only adds candidate queries that constrain by
+a value (`?x <p> "value"`), never the asked one, and on the NLPCC KB, where
+nearly every object is a literal, those entries would be most of the index.
 
 Line rules (UTF-8; the repairs of PKU BASE lines apply: GB18030 text, byte
 order mark, CRLF line end). Rejected, with the reason in the rejects file: a
@@ -39,9 +43,12 @@ import re
 from itertools import repeat
 from pathlib import Path
 
+from typing import Sequence
+
 from coqa.kb.formats import NLPCC_KB, LineError, Triple, clean_line_ends
 from coqa.kb.line_reading import LineReader
-from coqa.kb.names import IRI_SAFE_CHARS, Term
+from coqa.kb.mention_index import MentionIndexBuilder
+from coqa.kb.names import IRI_SAFE_CHARS, Term, canonical_name
 from coqa.kb.rejects import RejectsWriter
 from coqa.kb.triple_reading import TripleConsumer, TripleFileReader
 
@@ -58,6 +65,7 @@ SNIFF_BYTES = 1 << 16
 _NAME = rf"(?!\s)[{IRI_SAFE_CHARS} ]+(?<!\s)"
 _OBJECT = r'[^\S\t\r\n]*[^"\\\s<>|][^"\\\t\r\n<>|]*'
 _REGULAR_RUN = re.compile(rf"(?:(?!\ufeff){_NAME} \|\|\| {_NAME} \|\|\| {_OBJECT}\n)*")
+_PKUBASE_SUBJECTS = re.compile(r"^<([^\t]*)>\t", re.M)
 _NLPCC_LINE = re.compile(r"[^\t\n]*\S[^\n]* \|\|\| [^\n]* \|\|\| ")
 
 
@@ -127,6 +135,20 @@ class NlpccFileReader(TripleFileReader):
         triple, repairs = parse_nlpcc_line(text)
         self._parsed.append(triple)
         return repairs
+
+
+class SubjectFeeder:
+    """Feeds the subject names of an NLPCC KB file's facts to the mention
+    index builder (a coqa.kb.triple_reading.TripleConsumer). A subject's
+    lines are usually together, so names are de-duplicated per block; the
+    builder de-duplicates the rest."""
+
+    def __init__(self, builder: MentionIndexBuilder) -> None:
+        self.builder = builder
+
+    def take(self, regular: str, triples: Sequence[Triple]) -> None:
+        names = _PKUBASE_SUBJECTS.findall(regular) + [canonical_name(triple.subject) for triple in triples]
+        self.builder.add_entities(list(dict.fromkeys(names)))
 
 
 def triple_file_reader(path: Path, kind: str, rejects: RejectsWriter, consumer: TripleConsumer) -> LineReader:
