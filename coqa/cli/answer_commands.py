@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
 from coqa.cli.output import ResultOutput
 from coqa.cli.progress import Progress, add_progress_option
-from coqa.dataset import CCKS, NLPCC, DatasetError, QuestionFile, format_nlpcc_record, read_gold_questions, read_question_file
+from coqa.dataset import (
+    CCKS,
+    NLPCC,
+    DatasetError,
+    QuestionFile,
+    format_nlpcc_record,
+    read_gold_questions,
+    read_question_file,
+)
 
 if TYPE_CHECKING:  # the pipeline imports the model stack: only the commands' run functions need it
     from coqa.batch import BatchReport

@@ -19,9 +19,9 @@ from coqa.kb.line_reading import LineReader
 from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
 from coqa.kb.mention_reading import MentionFileReader
 from coqa.kb.names import canonical_name
+from coqa.kb.nlpcc_reading import SubjectFeeder, triple_file_reader
 from coqa.kb.rejects import RejectsWriter
 from coqa.kb.report import FileReport
-from coqa.kb.nlpcc_reading import SubjectFeeder, triple_file_reader
 from coqa.kb.triple_reading import regular_names_and_literals
 
 SEEN_LIMIT = 1 << 22  # names remembered by IndexFeeder: about 500 MB
