@@ -5,17 +5,25 @@ load must not touch (#14)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import marisa_trie
+import pyoxigraph as ox
 import pytest
 
 import coqa.kb.line_reading as line_reading_module
-from coqa.kb import INDEX_SUBDIR
+from coqa.cli.main import main
+from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
+from coqa.kb.base import KBError
 from coqa.kb.formats import BAD_RANK, TRIPLES
 from coqa.kb.loader import load_kb
+from coqa.kb.manifest import read_manifest
 from coqa.kb.mention_index import MENTION, IndexEntry, MentionIndex
-from coqa.kb.rejects import RejectsCounter
+from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.rejects import REJECTS_FILE, RejectsCounter
+from coqa.kb.store_dir import store_pieces
 from coqa.kb.triple_reading import TripleFileReader
 
 from tests.test_loader import assert_counts_add_up, rejects_rows, write
@@ -130,3 +138,139 @@ def test_a_line_that_is_not_utf8_costs_only_itself(tmp_path: Path) -> None:
 class _NoProgress:
     def update(self, _: int) -> None:
         pass
+
+
+# --- one writer at a time (#2) ------------------------------------------------
+
+_HOLD_LOCK = """
+import sys
+from pathlib import Path
+from coqa.kb.store_dir import writer_lock
+with writer_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_second_load_on_a_store_in_use_fails_clearly(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    write(tmp_path, "pkubase-triples.txt", "<a>\t<b>\t<c> .\n")
+    store = tmp_path / "store"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(KBError, match="another coqa load is writing to"):
+            load_kb([tmp_path], store)
+        assert main(["load", str(tmp_path), "--store", str(store), "--append"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "another coqa load" in err
+        assert not store_pieces(store) and not list(store.glob(".loading-*"))
+    finally:
+        holder.kill()  # SIGKILL: the kernel releases the lock
+        holder.wait()
+    assert load_kb([tmp_path], store).triples == 1
+
+
+_APPEND = """
+import sys
+from coqa.kb.base import KBError
+from coqa.kb.loader import load_kb
+try:
+    load_kb([sys.argv[1]], sys.argv[2], mode="append", progress=False)
+except KBError as error:
+    sys.exit(str(error))
+"""
+
+
+def test_concurrent_appends_keep_the_manifest_true(tmp_path: Path) -> None:
+    """Issue 11 #2: two appends at once both exited 0 and the manifest's counts
+    were wrong. Now each append either runs alone or is refused clearly."""
+    store = tmp_path / "store"
+    write(tmp_path, "pkubase-triples.txt", "<起点>\t<是>\t<一> .\n")
+    load_kb([tmp_path / "pkubase-triples.txt"], store)
+    sources = []
+    for number in range(2):
+        directory = tmp_path / f"more{number}"
+        directory.mkdir()
+        write(directory, "pkubase-triples.txt", "".join(f"<实体{number}_{i}>\t<编号>\t\"{i}\" .\n" for i in range(3000)))
+        write(directory, "pkubase-mention2ent.txt", "".join(f"提及{number}_{i}\t实体{number}_{i}\t1\n" for i in range(3000)))
+        sources.append(directory)
+    loads = [
+        subprocess.Popen([sys.executable, "-c", _APPEND, str(source), str(store)], stderr=subprocess.PIPE, text=True)
+        for source in sources
+    ]
+    outcomes = [(load.wait(timeout=120), load.stderr.read()) for load in loads]
+    for code, err in outcomes:
+        assert code == 0 or (code == 1 and "another coqa load is writing to" in err), err
+    appended = sum(code == 0 for code, _ in outcomes)
+    assert appended >= 1
+    assert_store_is_true(store, loads=1 + appended, triples=1 + 3000 * appended)
+
+
+def assert_store_is_true(store: Path, loads: int, triples: int) -> None:
+    """The manifest says what the store and the index hold."""
+    manifest = read_manifest(store)
+    assert len(manifest["loads"]) == loads
+    kb = OxigraphStore(store / STORE_SUBDIR)
+    try:
+        assert manifest["triples"] == len(kb.store) == triples
+    finally:
+        kb.close()
+    assert manifest["index_entries"] == len(MentionIndex.open(store / INDEX_SUBDIR))
+
+
+# --- what a failed load must not touch (#14) ----------------------------------
+
+
+def _store_with_rejects(tmp_path: Path) -> tuple[Path, bytes]:
+    first = tmp_path / "first"
+    first.mkdir()
+    write(first, "pkubase-triples.txt", "<a>\t<b>\t<c> .\n<a>\t<b>\n")
+    store = tmp_path / "store"
+    load_kb([first], store)
+    return store, (store / REJECTS_FILE).read_bytes()
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs /proc (a file whose reads fail)")
+def test_a_failed_replace_keeps_the_rejects_file(tmp_path: Path) -> None:
+    store, rejects = _store_with_rejects(tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "pkubase-triples.txt").symlink_to("/proc/self/mem")  # reading it fails: EIO
+    with pytest.raises(KBError, match="cannot read"):
+        load_kb([broken], store, mode="replace")
+    assert (store / REJECTS_FILE).read_bytes() == rejects
+    assert not list(store.glob(".loading-*"))
+    assert_store_is_true(store, loads=1, triples=1)
+
+
+def test_a_failed_append_keeps_the_rejects_file(tmp_path: Path) -> None:
+    store, rejects = _store_with_rejects(tmp_path)
+    second = tmp_path / "second"
+    second.mkdir()
+    write(second, "pkubase-triples.txt", "<d>\t<e>\n")
+    in_use = ox.Store(str(store / STORE_SUBDIR))  # a writer holds the store
+    try:
+        with pytest.raises(KBError, match="is it in use"):
+            load_kb([second], store, mode="append")
+    finally:
+        del in_use
+    assert (store / REJECTS_FILE).read_bytes() == rejects
+    assert_store_is_true(store, loads=1, triples=1)
+
+
+@pytest.mark.parametrize("mode", ["new", "replace"])
+def test_a_mentions_folder_coqa_did_not_create_is_never_deleted(tmp_path: Path, mode: str) -> None:
+    write(tmp_path, "pkubase-triples.txt", "<a>\t<b>\t<c> .\n")
+    store = tmp_path / "store"
+    (store / INDEX_SUBDIR).mkdir(parents=True)
+    write(store / INDEX_SUBDIR, "my-notes.txt", "not an index")
+    with pytest.raises(KBError, match="is not part of a coqa store"):
+        load_kb([tmp_path / "pkubase-triples.txt"], store, mode=mode)
+    assert (store / INDEX_SUBDIR / "my-notes.txt").read_text() == "not an index"
+
+
+def test_an_unwritable_rejects_target_fails_before_loading(tmp_path: Path) -> None:
+    write(tmp_path, "pkubase-triples.txt", "<a>\t<b>\n")
+    with pytest.raises(KBError, match="cannot write the rejects file"):
+        load_kb([tmp_path / "pkubase-triples.txt"], tmp_path / "store", rejects_path=tmp_path / "pkubase-triples.txt" / "r.tsv")
+    assert not store_pieces(tmp_path / "store")

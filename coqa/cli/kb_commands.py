@@ -30,7 +30,13 @@ the raw line. At the end every file's lines are accounted for:
 lines = loaded + repaired + rejected + blank; "duplicates" counts the loaded
 or repaired lines whose fact was already stored (kept once): per file for a
 mention file or a lone triple file; for several triple files, which go into
-the store in one bulk load, only in the total."""
+the store in one bulk load, only in the total.
+
+A load is all or nothing: it builds the new store in STORE/.loading-* and
+puts it in place at the end, so a failed or interrupted load (Ctrl-C, kill)
+leaves the store, its index, manifest and rejects file as they were; the next
+load removes what it left. One load at a time per store: a second one stops
+at once with a message."""
 
 LOAD_EPILOG = """examples:
   coqa load ../shared/data/pkubase-bench --store /tmp/s
@@ -123,4 +129,5 @@ def format_report(report: LoadReport) -> str:
         contents = f"{report.triples:,} triples, " + contents
     rate = total.lines / report.seconds if report.seconds else 0.0
     lines.append(f"store: {report.store_dir} ({contents}) in {report.seconds:.1f} s ({rate:,.0f} lines/s)")
+    lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -123,7 +125,21 @@ def _garbage_collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _exit_with_parent() -> None:
+    """End this (child) process as soon as its parent ends, however the
+    parent ends: a killed load must not leave its index builder running."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+
+        def watch() -> None:
+            parent.join()  # returns when the parent's end of a pipe closes
+            os._exit(1)
+
+        threading.Thread(target=watch, name="coqa-parent-watch", daemon=True).start()
+
+
 def _run_in_child(job: IndexJob, send: Connection) -> None:
+    _exit_with_parent()
     try:
         with tqdm(disable=True) as no_progress:
             outcome: object = job.run(no_progress)

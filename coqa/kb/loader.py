@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -42,7 +45,7 @@ from coqa.kb.manifest import read_manifest, write_manifest
 from coqa.kb.rejects import REJECTS_FILE
 from coqa.kb.report import FileReport, LoadReport
 from coqa.kb.sources import find_sources
-from coqa.kb.store_dir import check_mode, move_into_place
+from coqa.kb.store_dir import MODES, check_mode, commit, copy_store, new_work_dir, recover_interrupted_loads, writer_lock
 
 # Inputs this large build the mention index in a second process (spawning costs ~1 s).
 PARALLEL_BYTES = 64 << 20
@@ -66,10 +69,13 @@ def load_kb(
     `index_only` builds the mention index without the embedded store (for
     remote backends). `progress`: show a progress bar (None: when stderr is
     a terminal). Rejected lines go to `rejects_path` (default
-    STORE_DIR/rejects.tsv, overwritten by each load). New and replaced stores
-    are built in a temporary directory and moved into place at the end, so a
-    failed load leaves the old store as it was (a failed append keeps what it
-    had added). Raises KBError for bad input.
+    STORE_DIR/rejects.tsv), replaced when the load completes.
+
+    A load is all or nothing: the new state of the store is built in a work
+    folder and committed at the end (see coqa.kb.store_dir), so a failed or
+    interrupted load leaves the store, its index, its manifest and the
+    rejects file as they were. One load at a time per store directory: a
+    second one raises KBError at once. Raises KBError for bad input.
 
     Inputs of PARALLEL_BYTES or more build the mention index in a spawned
     process, so a script calling this must guard its entry point with
@@ -78,48 +84,89 @@ def load_kb(
     started = time.perf_counter()
     store_dir = Path(store_dir).expanduser()
     files = find_sources(sources, kb_format)
-    appending = check_mode(store_dir, mode, index_only)
-    rejects_file = Path(rejects_path).expanduser() if rejects_path else store_dir / REJECTS_FILE
-    if rejects_file.is_file():
-        rejects_file.unlink()
-    work_dir = store_dir if appending else store_dir / f".loading-{os.getpid()}"
-    try:
-        work_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise KBError(f"cannot create {work_dir}: {error.strerror}") from None
-    existing = store_dir / INDEX_SUBDIR if appending else None
-    job = IndexJob(files, work_dir / INDEX_SUBDIR, rejects_file, existing)
-    try:
-        passes = _run_passes(job, work_dir, index_only, _show_progress(progress))
-        seconds = time.perf_counter() - started
-        report = LoadReport(
-            store_dir,
-            mode,
-            index_only,
-            passes.reports,
-            None,
-            passes.triples,
-            passes.index_entries,
-            seconds,
-            passes.facts_added,
-        )
-        write_manifest(work_dir, report, read_manifest(store_dir) if appending else {})
-    except OSError as error:
-        _abandon(work_dir, appending)
-        raise KBError(f"cannot write the store in {store_dir}: {error}") from None
-    except BaseException:
-        _abandon(work_dir, appending)
-        raise
-    if not appending:
-        move_into_place(work_dir, store_dir)
-    report.rejects_path = rejects_file if passes.rejected else None
+    if mode not in MODES:
+        raise KBError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    rejects_target = Path(rejects_path).expanduser() if rejects_path else store_dir / REJECTS_FILE
+    with writer_lock(store_dir):
+        _check_writable(rejects_target)
+        notes = recover_interrupted_loads(store_dir)
+        appending = check_mode(store_dir, mode, index_only)
+        work_dir = new_work_dir(store_dir)
+        try:
+            report = _build(files, store_dir, work_dir, mode, index_only, appending, _show_progress(progress), started)
+        except OSError as error:
+            shutil.rmtree(work_dir, ignore_errors=True)
+            raise KBError(f"cannot write the store in {store_dir}: {error}") from None
+        except BaseException:
+            shutil.rmtree(work_dir, ignore_errors=True)
+            raise
+        with _interrupts_deferred() as interrupted:
+            commit(work_dir, store_dir, rejects_target)
+    report.notes = notes
+    if interrupted:
+        report.notes.append("interrupted after the load was complete: the store holds all of it")
+    report.rejects_path = rejects_target if report.total.rejected else None
     return report
 
 
-def _abandon(work_dir: Path, appending: bool) -> None:
-    """After a failure, a new or replacing load leaves no trace."""
-    if not appending:
-        shutil.rmtree(work_dir, ignore_errors=True)
+def _check_writable(rejects_target: Path) -> None:
+    """KBError now rather than at the commit if the rejects file cannot be written."""
+    try:
+        rejects_target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise KBError(f"cannot write the rejects file {rejects_target}: {error.strerror}") from None
+    if rejects_target.is_dir() or not os.access(rejects_target.parent, os.W_OK):
+        raise KBError(f"cannot write the rejects file {rejects_target}: choose another --rejects FILE")
+
+
+def _build(
+    files: list[tuple[Path, str]],
+    store_dir: Path,
+    work_dir: Path,
+    mode: str,
+    index_only: bool,
+    appending: bool,
+    show_progress: bool,
+    started: float,
+) -> LoadReport:
+    """Build the new state of the store in `work_dir`: the pyoxigraph store
+    (when appending, from a copy of the live one), the mention index, the
+    rejects and the manifest."""
+    existing_index = store_dir / INDEX_SUBDIR if appending and (store_dir / INDEX_SUBDIR).exists() else None
+    if appending and not index_only:
+        copy_store(store_dir, work_dir)
+    job = IndexJob(files, work_dir / INDEX_SUBDIR, work_dir / REJECTS_FILE, existing_index)
+    passes = _run_passes(job, work_dir, index_only, show_progress)
+    report = LoadReport(
+        store_dir,
+        mode,
+        index_only,
+        passes.reports,
+        None,
+        passes.triples,
+        passes.index_entries,
+        time.perf_counter() - started,
+        passes.facts_added,
+    )
+    write_manifest(work_dir, report, read_manifest(store_dir) if appending else {})
+    return report
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[list[int]]:
+    """While inside, Ctrl-C (SIGINT) is recorded in the yielded list instead
+    of raising KeyboardInterrupt, so that a load that is being committed ends
+    committed and says so. (SIGINT raises only in the main thread; elsewhere
+    there is nothing to defer.)"""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _show_progress(progress: bool | None) -> bool:
