@@ -19,9 +19,10 @@ pkubase-mention2ent*; files may also be named one by one. An NLPCC KBQA
 knowledge base (`subject ||| predicate ||| object` lines) is recognised by
 its content (or --format nlpcc): subjects become entities <subject>,
 predicates <predicate>, objects literals "object"; subject names (and their
-names without a trailing (...) qualifier) and object values are its mentions. They are streamed:
-loading the triples takes the same memory whatever their number; the mention
-index being built holds its entries in memory until it is saved.
+names without a trailing (...) qualifier) are its mentions, object values
+are not. Files are streamed: loading the triples takes the same memory
+whatever their number; the mention index being built holds its entries in
+memory until it is saved.
 
 Lines that break the format are repaired when a documented rule can (GBK /
 GB18030 text, byte order mark, CRLF, missing ' .', a tab inside a literal or
