@@ -1,13 +1,17 @@
 """Settings: built-in defaults < `--config FILE` < COQA_* environment < flags.
 
 The built-in defaults are the values in the packaged coqa/config.yaml, which
-documents every key (a test keeps the two equal).
+documents every key (a test keeps the two equal). The algorithm settings are
+typed sections (query_generation, linking, ranking, training); a model
+records the sections it was trained with, and at answer time those recorded
+values are used except for the keys the user set (`explicit`), see
+`Settings.algorithm_for_model`.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,6 +24,60 @@ BACKENDS = ("oxigraph", "sparql", "gstore")
 
 class ConfigError(ValueError):
     """A setting that cannot be used; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class QueryGenerationSettings:
+    """How far query generation looks around the linked nodes (bounds the work per question)."""
+
+    one_hop_nodes: int = 5
+    chain_nodes: int = 3
+    star_nodes: int = 5
+    discover_rows: int = 3000
+    # Rows of two-hop paths asked per chain shape: the rarer the shape in CCKS, the less it may cost.
+    chain_rows: Mapping[str, int] = field(
+        default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
+    )
+    max_candidates: int = 600
+
+
+@dataclass(frozen=True)
+class LinkingSettings:
+    max_targets_per_mention: int = 12
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """Constants of the ranking features (a model is trained with them)."""
+
+    strong_link: float = 0.3
+    association_smoothing: float = 5.0
+
+
+@dataclass(frozen=True)
+class BoosterSettings:
+    """A LightGBM model: `objective` is binary (pointwise) or lambdarank (grouped by question)."""
+
+    objective: str = "binary"
+    rounds: int = 300
+    learning_rate: float = 0.08
+    num_leaves: int = 31
+    min_data_in_leaf: int = 20
+    lambda_l2: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    seed: int = 0
+    folds: int = 5
+    positive_f1: float = 0.5  # a candidate is right when its answers reach this F1 and the question's best
+    linker: BoosterSettings = field(default_factory=BoosterSettings)
+    # LambdaRank ranked better than the pointwise model on held-out train folds (README, "Learning to rank").
+    ranker: BoosterSettings = field(default_factory=lambda: BoosterSettings("lambdarank", num_leaves=63, lambda_l2=1.0))
+
+
+ALGORITHM_SECTIONS = ("query_generation", "linking", "ranking", "training")
+OBJECTIVES = ("binary", "lambdarank")
 
 
 @dataclass(frozen=True)
@@ -39,21 +97,34 @@ class Settings:
     retry_backoff: float = 0.5
     hanlp: bool = False
     log_level: str = "WARNING"
+    query_generation: QueryGenerationSettings = field(default_factory=QueryGenerationSettings)
+    linking: LinkingSettings = field(default_factory=LinkingSettings)
+    ranking: RankingSettings = field(default_factory=RankingSettings)
+    training: TrainingSettings = field(default_factory=TrainingSettings)
+    # Dotted keys of the algorithm settings set by a config file, the environment or a flag.
+    explicit: frozenset[str] = field(default=frozenset(), compare=False)
 
     def with_overrides(self, values: Mapping[str, Any], source: str) -> "Settings":
-        """A copy with `values` applied; unknown keys and bad types raise ConfigError."""
-        known = {f.name: f for f in fields(self)}
-        changes: dict[str, Any] = {}
-        for key, value in values.items():
-            if key not in known:
-                raise ConfigError(f"{source}: unknown setting {key!r} (known: {', '.join(known)})")
-            if value is None:
-                continue
-            changes[key] = _coerce(key, known[key].type, value, source)
-        settings = replace(self, **changes)
+        """A copy with `values` applied (sections as nested mappings); unknown
+        keys and bad types raise ConfigError."""
+        settings, changed = _override(self, values, source, "")
         if settings.backend not in BACKENDS:
             raise ConfigError(f"{source}: backend must be one of {', '.join(BACKENDS)}, not {settings.backend!r}")
-        return settings
+        for booster in (settings.training.linker, settings.training.ranker):
+            if booster.objective not in OBJECTIVES:
+                raise ConfigError(f"{source}: objective must be one of {', '.join(OBJECTIVES)}, not {booster.objective!r}")
+        return replace(settings, explicit=self.explicit | {key for key in changed if "." in key})
+
+    def algorithm(self) -> dict[str, Any]:
+        """The algorithm sections as plain data (what a model records)."""
+        return {name: _plain(getattr(self, name)) for name in ALGORITHM_SECTIONS}
+
+    def algorithm_for_model(self, recorded: Mapping[str, Any]) -> "Settings":
+        """These settings with the algorithm sections a model recorded, except
+        for the keys the user set explicitly, which win."""
+        merged = replace(self.with_overrides(recorded, "model"), explicit=self.explicit)
+        mine = self.algorithm()
+        return merged.with_overrides(_nested({key: _lookup(mine, key) for key in self.explicit}), "settings")
 
     @property
     def cache_path(self) -> Path:
@@ -64,8 +135,56 @@ class Settings:
         return Path(os.path.expanduser(self.model)) if self.model else DEFAULT_MODEL
 
 
+def _override(section: Any, values: Mapping[str, Any], source: str, prefix: str) -> tuple[Any, set[str]]:
+    """`section` (a settings dataclass) with `values` applied, and the dotted keys changed."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{source}: setting {prefix[:-1]!r} must be a mapping of settings")
+    known = {f.name: f for f in fields(section) if f.name != "explicit"}
+    changes: dict[str, Any] = {}
+    changed: set[str] = set()
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"{source}: unknown setting {prefix + str(key)!r} (known: {', '.join(known)})")
+        if value is None:
+            continue
+        current = getattr(section, key)
+        if is_dataclass(current):
+            changes[key], inner = _override(current, value, source, f"{prefix}{key}.")
+            changed |= inner
+        else:
+            changes[key] = _coerce(prefix + key, known[key].type, value, source)
+            if isinstance(current, Mapping):  # a mapping setting is updated entry by entry
+                changes[key] = {**current, **changes[key]}
+            changed.add(prefix + key)
+    return replace(section, **changes), changed
+
+
+def _plain(section: Any) -> dict[str, Any]:
+    return {key: dict(value) if isinstance(value, Mapping) else value for key, value in asdict(section).items()}
+
+
+def _lookup(data: Mapping[str, Any], dotted: str) -> Any:
+    for part in dotted.split("."):
+        data = data[part]
+    return data
+
+
+def _nested(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """{"a.b": 1} -> {"a": {"b": 1}}."""
+    result: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        *parents, last = dotted.split(".")
+        node = result
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return result
+
+
 def _coerce(key: str, type_name: Any, value: Any, source: str) -> Any:
     type_name = type_name if isinstance(type_name, str) else type_name.__name__
+    if type_name.startswith("Mapping"):
+        return _coerce_mapping(key, value, source)
     try:
         if type_name == "bool":
             if isinstance(value, str):
@@ -83,6 +202,18 @@ def _coerce(key: str, type_name: Any, value: Any, source: str) -> Any:
         raise ConfigError(f"{source}: setting {key!r} must be a {type_name}, not {value!r}") from None
 
 
+def _coerce_mapping(key: str, value: Any, source: str) -> dict[str, int]:
+    """A mapping of names to whole numbers (YAML text is read when it comes as a string)."""
+    if isinstance(value, str):
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError:
+            value = None
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{source}: setting {key!r} must be a mapping of names to numbers, not {value!r}")
+    return {str(name): int(_coerce(f"{key}.{name}", "int", number, source)) for name, number in value.items()}
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The settings in a YAML file (a mapping of keys to values)."""
     try:
@@ -98,14 +229,17 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def environment_overrides(environ: Mapping[str, str]) -> dict[str, str]:
-    """COQA_<KEY> variables as settings (COQA_CONFIG names the file, not a key)."""
-    names = {f.name for f in fields(Settings)}
-    return {
-        key[5:].lower(): value
+def environment_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    """COQA_<KEY> variables as settings, COQA_<SECTION>__<KEY> for a key of a
+    section (COQA_TRAINING__SEED, COQA_TRAINING__RANKER__ROUNDS); COQA_CONFIG
+    names the file, not a key."""
+    names = {f.name for f in fields(Settings)} - {"explicit"}
+    flat = {
+        key[5:].lower().replace("__", "."): value
         for key, value in environ.items()
-        if key.startswith("COQA_") and key[5:].lower() in names
+        if key.startswith("COQA_") and key[5:].lower().split("__")[0] in names
     }
+    return _nested(flat)
 
 
 def load_settings(

@@ -1,7 +1,7 @@
 """Which gold queries the templates can express.
 
-A gold query is expressible when some candidate template (the non-discovery
-files of queries/) matches it triple for triple: template placeholders take
+A gold query is expressible when the template of some registered query shape
+(coqa.shapes) matches it triple for triple: template placeholders take
 the gold constants (consistently), template variables map one-to-one onto
 gold variables, fixed names such as `<类型>` are equal, the projected
 variable corresponds, and COUNT appears in both or neither.
@@ -13,12 +13,9 @@ import re
 from itertools import permutations
 from typing import Mapping, Sequence
 
-from coqa.dataset import gold_triples
+from coqa.gold import parse_query
+from coqa.shapes import SHAPES
 from coqa.templates import Template
-
-_SELECTED = re.compile(r"select\s+(?:distinct\s+)?(?:\(\s*count\s*\(\s*(?:distinct\s+)?)?(\?\w+)", re.I)
-_COUNT = re.compile(r"\bcount\s*\(", re.I)
-DISCOVERY_PREFIXES = ("discover_", "degree", "types")
 
 
 def _pattern(template: Template) -> str:
@@ -52,20 +49,14 @@ def _unify_term(template_term: str, gold_term: str, bindings: dict[str, str], us
 
 
 def expressing_template(sparql: str, templates: Mapping[str, Template]) -> str | None:
-    """The name of a template that expresses the gold query, or None."""
-    gold = gold_triples(sparql)
-    selected = _SELECTED.search(sparql)
-    if not gold or not selected:
+    """The name of the first registered shape whose template expresses the gold query, or None."""
+    gold = parse_query(sparql)
+    if not gold.triples or gold.answer_variable is None:
         return None
-    is_count = bool(_COUNT.search(sparql))
-    for name, template in templates.items():
-        if name.startswith(DISCOVERY_PREFIXES) or bool(_COUNT.search(template.text)) != is_count:
+    for shape in SHAPES:
+        pattern = parse_query(_pattern(templates[shape.name]))
+        if pattern.is_count != gold.is_count or len(pattern.triples) != len(gold.triples):
             continue
-        pattern = _pattern(template)
-        triples = gold_triples(pattern)
-        if len(triples) != len(gold):
-            continue
-        projected = _SELECTED.search(pattern)
-        if projected and _unify(triples, gold, (projected.group(1), selected.group(1))):
-            return name
+        if pattern.answer_variable and _unify(pattern.triples, gold.triples, (pattern.answer_variable, gold.answer_variable)):
+            return shape.name
     return None

@@ -1,5 +1,5 @@
 """Question, CCKS and result files: reading them, telling their formats
-apart, the result-line format, and the triple patterns of gold SPARQL.
+apart, and the result-line format (coqa.gold reads gold SPARQL).
 
 A CCKS file holds blocks separated by blank lines (lines that are empty or
 hold only white space): `qN:question`, the gold SPARQL (one or more lines),
@@ -43,8 +43,6 @@ NLPCC_RECORD_END = "=" * 50
 _FIELD_ESCAPES = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 PLAIN, CCKS, NLPCC = "plain", "ccks", "nlpcc"
-_TERM = re.compile(r'<[^<>\n]*>|\?\w+|"(?:[^"\\]|\\.)*"(?:\^\^<[^>]*>"?|@[\w-]+)?|\'[^\']*\'')
-_BODY = re.compile(r"\{(.*)\}", re.S)
 
 
 def strip_question_prefix(line: str) -> str:
@@ -265,14 +263,3 @@ def format_result_line(answers: Iterable[str]) -> str:
     separated by tabs; the empty string when there is none."""
     return "\t".join(escape_field(answer) for answer in answers)
 
-
-def gold_triples(sparql: str) -> list[tuple[str, str, str]]:
-    """The triple patterns of a (possibly sloppy) gold SPARQL query, as term
-    strings (`<name>`, `?var`, `"literal"`). Missing dots are tolerated;
-    FILTER and other non-triple clauses are skipped."""
-    match = _BODY.search(sparql)
-    if not match:
-        return []
-    body = re.sub(r"(?i)\bfilter\s*\(.*?\)\s*\.?", " ", match.group(1))
-    terms = [t.group(0) for t in _TERM.finditer(body)]
-    return [tuple(terms[i : i + 3]) for i in range(0, len(terms) - len(terms) % 3, 3)]  # type: ignore[misc]

@@ -4,27 +4,43 @@ Every (mention, index entry) pair becomes a link candidate with features:
 mention length and position, mention2ent rank, exact-name and base-name
 match, entity degree, overlap of the question with the entity's `_（…）`
 description, type fit, how often the surface is a real mention in the
-training questions (keyphraseness). A learned model turns features into a
-score; `LinkedNode`s are the best-scored terms, one per term.
+training questions (keyphraseness). The linker's trained part (`LinkerModel`:
+the keyphraseness table and a boosted scorer) turns features into scores;
+`LinkedNode`s are the best-scored terms, one per term.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping, Sequence
 
+from coqa.boosting import BoostedScorer
+from coqa.config import LinkingSettings
 from coqa.cues import question_cues
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.kb.mention_index import LITERAL, MENTION, NAME
-from coqa.kb.surfaces import base_name, normalize_surface
+from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions import Mention
+from coqa.shapes import ENTITY_DEGREE, ENTITY_TYPES
 from coqa.templates import Template
 
-MAX_TARGETS_PER_MENTION = 12
-_DESCRIPTION_OPEN = ("_（", "_(")
+MENTION_FEATURES = (
+    "m_length", "m_share", "m_start", "m_targets", "m_nested", "m_contains", "m_quoted", "m_ner", "m_prefix",
+    "m_keyphrase", "m_keyphrase_seen", "m_ascii",
+)  # fmt: skip
+TERM_FEATURES = (
+    "t_rank", "t_in_mention2ent", "t_exact_name", "t_base_name", "t_literal", "t_has_description",
+    "t_description_overlap", "t_name_length_ratio",
+)  # fmt: skip
+KB_FEATURES = ("t_log_degree", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
+LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
+KEYPHRASENESS_FILE = "keyphraseness.json"
+SCORER_FILE = "linker.txt"
 _IGNORED_CHARS = set("的是了在和与及有哪些什么谁吗呢？?，,。.、 ")
 _PERSON_TYPES = {"人物", "演员", "歌手", "导演", "作家", "文学家", "运动员"}
 _PLACE_TYPES = {"地点", "国家", "城市", "行政区划", "景点"}
@@ -53,33 +69,62 @@ class LinkCandidate:
     features: dict[str, float] = field(default_factory=dict)
 
 
-def description(name: str) -> str:
-    """The `_（…）` description of an entity name, or ''."""
-    for opener in _DESCRIPTION_OPEN:
-        cut = name.find(opener)
-        if cut > 0:
-            return name[cut + 2 :].rstrip("）)")
-    return ""
-
-
 def _overlap(part: str, text: str) -> float:
     chars = set(part) - _IGNORED_CHARS
     return len(chars & set(text)) / len(chars) if chars else 0.0
 
 
-class EntityLinker:
-    """Builds link candidates with features for the mentions of a question.
+@dataclass
+class LinkerModel:
+    """The linker's trained part. `keyphraseness` maps a normalized surface to
+    (times it was a gold mention, times it was matched) in the training
+    questions; `scorer` scores link candidates (None while training builds it)."""
 
-    `keyphraseness` maps a normalized surface to (times it was a gold mention,
-    times it was matched) in the training questions.
-    """
+    keyphraseness: dict[str, tuple[int, int]]
+    scorer: BoostedScorer | None = None
+
+    def save(self, directory: Path) -> list[str]:
+        """Write the part into a model directory; return the file names."""
+        table = {surface: list(counts) for surface, counts in sorted(self.keyphraseness.items())}
+        (directory / KEYPHRASENESS_FILE).write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
+        assert self.scorer is not None, "a linker model is saved after training"
+        self.scorer.save(directory / SCORER_FILE)
+        return [KEYPHRASENESS_FILE, SCORER_FILE]
+
+    @classmethod
+    def load(cls, directory: Path) -> "LinkerModel":
+        table = json.loads((directory / KEYPHRASENESS_FILE).read_text(encoding="utf-8"))
+        keyphraseness = {surface: (int(linked), int(seen)) for surface, (linked, seen) in table.items()}
+        return cls(keyphraseness, BoostedScorer.load(directory / SCORER_FILE))
+
+
+@dataclass
+class Linking:
+    """The link candidates of a question, their scores and the linked nodes."""
+
+    candidates: list[LinkCandidate]
+    scores: list[float]
+    linked: list[LinkedNode]
+
+
+class EntityLinker:
+    """Builds link candidates with features for the mentions of a question
+    and scores them with its trained part."""
 
     def __init__(
-        self, kb: KnowledgeBase, templates: Mapping[str, Template], keyphraseness: Mapping[str, tuple[int, int]]
+        self, kb: KnowledgeBase, templates: Mapping[str, Template], model: LinkerModel, settings: LinkingSettings
     ) -> None:
         self.kb = kb
         self.templates = templates
-        self.keyphraseness = keyphraseness
+        self.model = model
+        self.settings = settings
+
+    def link(self, text: str, mentions: Sequence[Mention]) -> Linking:
+        """Candidates, scores and linked nodes for the mentions of the normalized question."""
+        assert self.model.scorer is not None, "linking needs a trained linker"
+        candidates = self.candidates(text, mentions)
+        scores = self.model.scorer.score([c.features for c in candidates])
+        return Linking(candidates, scores, best_links(candidates, scores))
 
     def candidates(self, text: str, mentions: Sequence[Mention]) -> list[LinkCandidate]:
         """Link candidates for the mentions of the normalized question `text`."""
@@ -94,7 +139,7 @@ class EntityLinker:
                     best_rank[term] = entry.rank
             ordered = sorted(kinds, key=lambda t: (best_rank[t] or 99, NAME not in kinds[t], t.value))
             mention_features = self._mention_features(text, mention, mentions, len(kinds))
-            for term in ordered[:MAX_TARGETS_PER_MENTION]:
+            for term in ordered[: self.settings.max_targets_per_mention]:
                 features = dict(mention_features)
                 features.update(self._term_features(text, mention, term, kinds[term], best_rank[term]))
                 pairs[(mention.start, mention.end, term)] = LinkCandidate(term, mention, features)
@@ -104,7 +149,7 @@ class EntityLinker:
 
     def _mention_features(self, text: str, mention: Mention, mentions: Sequence[Mention], targets: int) -> dict[str, float]:
         length = mention.end - mention.start
-        linked, seen = self.keyphraseness.get(mention.surface, (0, 0))
+        linked, seen = self.model.keyphraseness.get(mention.surface, (0, 0))
         return {
             "m_length": float(length),
             "m_share": length / max(len(text), 1),
@@ -124,7 +169,7 @@ class EntityLinker:
     def _term_features(text: str, mention: Mention, term: Term, kinds: set[str], rank: int) -> dict[str, float]:
         normalized_name = normalize_surface(term.value)
         rest = text[: mention.start] + text[mention.end :]
-        desc = description(term.value)
+        desc = qualifier(term.value)
         return {
             "t_rank": float(rank or 20),
             "t_in_mention2ent": float(MENTION in kinds),
@@ -141,10 +186,10 @@ class EntityLinker:
         degrees: dict[Term, float] = {}
         types: dict[Term, set[str]] = defaultdict(set)
         if entities:
-            for entity, count in self.kb.select(self.templates["degree"].render({"entities": entities})).rows:
+            for entity, count in self.kb.select(self.templates[ENTITY_DEGREE].render({"entities": entities})).rows:
                 if entity is not None and count is not None:
                     degrees[entity] = float(count.value)
-            for entity, type_term in self.kb.select(self.templates["types"].render({"entities": entities})).rows:
+            for entity, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
                 if entity is not None and type_term is not None:
                     types[entity].add(base_name(type_term.value))
         cues = question_cues(text)

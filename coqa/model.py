@@ -1,78 +1,145 @@
-"""The trained model: what `coqa train` writes and the pipeline reads.
+"""The trained model: a directory that `coqa train` writes and the pipeline reads.
 
-One pickle file holds the two scikit-learn classifiers (entity linking and
-candidate ranking) with the feature names they expect, the statistics
-learned from the training questions (keyphraseness of surfaces, predicate
-associations), and a note of what it was trained on.
+    meta.json          format version, coqa version, feature names per scorer,
+                       query shapes, template digest, the algorithm settings
+                       it was trained with, training data digest, figures
+    linker.txt         LightGBM text model of entity linking
+    keyphraseness.json surface -> [times a gold mention, times matched]
+    ranker.txt         LightGBM text model of candidate ranking
+    associations.json  question n-gram / gold predicate counts
+    neighbours.npz     TF-IDF of the training questions (arrays only)
+
+No pickle: every part is a LightGBM model file, JSON or NPZ read with
+allow_pickle=False. Each stage owns its part (coqa.linking.LinkerModel,
+coqa.ranking.RankerModel); this module writes the directory and, on loading,
+checks the model against the code and says in one line what is out of date.
 """
 
 from __future__ import annotations
 
-import pickle
-import warnings
+import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-import numpy as np
-from threadpoolctl import threadpool_limits
+import lightgbm
 
-from coqa.ranking import PredicateAssociations
+from coqa import __version__
+from coqa.config import ConfigError, Settings
+from coqa.linking import LINK_FEATURES, LinkerModel
+from coqa.ranking import RANK_FEATURES, RankerModel
+from coqa.shapes import SHAPES
+from coqa.templates import Template, template_digest
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+META_FILE = "meta.json"
+RETRAIN = "retrain with `coqa train TRAIN_FILE --store DIR -o MODEL_DIR`"
 
 
 class ModelError(ValueError):
-    """A model file that cannot be used; the message says why and what to do."""
-
-
-@dataclass
-class FeatureScorer:
-    """A binary classifier over named features; `score` gives P(positive)."""
-
-    classifier: Any
-    feature_names: list[str]
-
-    def matrix(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
-        return np.array([[row.get(name, 0.0) for name in self.feature_names] for row in rows], dtype=np.float64)
-
-    def score(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
-        if not rows:
-            return []
-        # OpenMP threads cost far more than they save on the small batches of one question.
-        with threadpool_limits(limits=1):
-            return self.classifier.predict_proba(self.matrix(rows))[:, 1].tolist()
+    """A model that cannot be used; the message says why and what to do."""
 
 
 @dataclass
 class TrainedModel:
-    linker: FeatureScorer
-    ranker: FeatureScorer
-    keyphraseness: dict[str, tuple[int, int]]
-    associations: PredicateAssociations
-    info: dict[str, Any] = field(default_factory=dict)
-    version: int = FORMAT_VERSION
+    """The linker's and the ranker's trained parts and the model's meta data.
+
+    `settings` are the algorithm sections it was trained with
+    (Settings.algorithm()); `figures` what training counted and measured.
+    """
+
+    linker: LinkerModel
+    ranker: RankerModel
+    settings: dict[str, Any]
+    template_digest: str
+    training_data_digest: str
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def meta(self, files: list[str]) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "coqa_version": __version__,
+            "lightgbm_version": lightgbm.__version__,
+            "features": {"linker": list(LINK_FEATURES), "ranker": list(RANK_FEATURES)},
+            "shapes": [shape.name for shape in SHAPES],
+            "template_digest": self.template_digest,
+            "settings": self.settings,
+            "training_data_digest": self.training_data_digest,
+            "figures": self.figures,
+            "files": files,
+        }
 
     def save(self, path: str | Path) -> None:
+        """Write the model directory (replacing one at `path`; written beside it first)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        with open(tmp, "wb") as handle:
-            pickle.dump(self, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
+        if path.exists() and not (path / META_FILE).is_file():
+            raise ModelError(f"{path} exists and is not a coqa model directory: choose another output path")
+        staging = path.with_name(path.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        files = self.linker.save(staging) + self.ranker.save(staging)
+        meta = json.dumps(self.meta(files), ensure_ascii=False, indent=1, sort_keys=True)
+        (staging / META_FILE).write_text(meta + "\n", encoding="utf-8")
+        if path.exists():
+            shutil.rmtree(path)
+        staging.rename(path)
 
     @staticmethod
-    def load(path: str | Path) -> "TrainedModel":
+    def load(path: str | Path, templates: Mapping[str, Template]) -> "TrainedModel":
+        """The model at `path`; ModelError (one line: what is wrong, what to do)
+        when it is missing, of another format, or out of date with the code."""
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise ModelError(f"no model at {path}: train one with `coqa train TRAIN_FILE --store DIR -o {path}`")
+        meta = read_meta(path)
+        problem = out_of_date(meta, templates)
+        if problem:
+            raise ModelError(f"the model at {path} is out of date: {problem}; {RETRAIN}")
+        recorded = meta["settings"]
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                with open(path, "rb") as handle:
-                    model = pickle.load(handle)
-        except (pickle.UnpicklingError, EOFError, AttributeError, ModuleNotFoundError) as error:
-            raise ModelError(f"{path} is not a coqa model ({error}); retrain with `coqa train`") from None
-        if not isinstance(model, TrainedModel) or model.version != FORMAT_VERSION:
-            raise ModelError(f"{path} is not a coqa model of format {FORMAT_VERSION}; retrain with `coqa train`")
-        return model
+            ranking = Settings().with_overrides({"ranking": recorded.get("ranking", {})}, "model").ranking
+            linker = LinkerModel.load(path)
+            ranker = RankerModel.load(path, ranking)
+        except (ConfigError, OSError, ValueError, KeyError, lightgbm.basic.LightGBMError) as error:
+            raise ModelError(f"the model at {path} cannot be read ({error}); {RETRAIN}") from None
+        return TrainedModel(linker, ranker, recorded, meta["template_digest"], meta["training_data_digest"], meta["figures"])
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """The meta.json of a model directory; ModelError when there is none or it is not one."""
+    if not path.is_dir():
+        raise ModelError(f"{path} is not a coqa model directory (a model of an older coqa?); {RETRAIN}")
+    try:
+        meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+    except OSError:
+        raise ModelError(f"{path} has no {META_FILE}: it is not a coqa model directory; {RETRAIN}") from None
+    except json.JSONDecodeError as error:
+        raise ModelError(f"{path / META_FILE} is not valid JSON ({error}); {RETRAIN}") from None
+    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
+        found = meta.get("format_version") if isinstance(meta, dict) else None
+        raise ModelError(f"the model at {path} has format {found}, this coqa {__version__} reads format {FORMAT_VERSION}; {RETRAIN}")
+    return meta
+
+
+def out_of_date(meta: Mapping[str, Any], templates: Mapping[str, Template]) -> str | None:
+    """What in the model no longer matches the code ('' parts joined by '; '), or None."""
+    problems = []
+    for part, names in (("linker", LINK_FEATURES), ("ranker", RANK_FEATURES)):
+        recorded = meta.get("features", {}).get(part, [])
+        if list(recorded) != list(names):
+            problems.append(f"{part} features differ from the code's ({_difference(recorded, names)})")
+    shapes = [shape.name for shape in SHAPES]
+    if meta.get("shapes") != shapes:
+        problems.append(f"query shapes differ from the registry's ({_difference(meta.get('shapes') or [], shapes)})")
+    if meta.get("template_digest") != template_digest(templates):
+        problems.append("the query templates changed since it was trained")
+    return "; ".join(problems) or None
+
+
+def _difference(recorded: Any, expected: Any) -> str:
+    missing = [name for name in expected if name not in recorded]
+    unknown = [name for name in recorded if name not in expected]
+    parts = [f"the model lacks {', '.join(missing)}"] if missing else []
+    parts += [f"the code has no {', '.join(unknown)}"] if unknown else []
+    return ", ".join(parts) or "same names in another order"

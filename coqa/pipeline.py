@@ -10,23 +10,24 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, TypeVar
 
-from coqa.config import Settings
-from coqa.cues import CUES, question_cues
+from coqa.config import ConfigError, Settings
+from coqa.cues import CUES
 from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
-from coqa.linking import EntityLinker, LinkCandidate, LinkedNode, best_links
 from coqa.kb.mention_index import MentionIndex
+from coqa.linking import EntityLinker, LinkCandidate, LinkedNode
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
-from coqa.querygen import Candidate, Limits, QueryGenerator
-from coqa.ranking import PredicateAssociations, add_relative_features, candidate_features, remove_spans
+from coqa.querygen import Candidate, QueryGenerator
+from coqa.ranking import QueryRanker
 from coqa.resources import QUERIES_DIR
 from coqa.templates import Template, load_templates
 
 log = logging.getLogger("coqa")
+_Stage = TypeVar("_Stage", EntityLinker, QueryRanker)
 MAX_QUESTION_LENGTH = 300
 KB_FAILURE = "knowledge base error"  # how the failure of a question the KB failed begins
 
@@ -43,7 +44,12 @@ class Analysis:
 
 
 class Pipeline:
-    """Answers questions over one knowledge base with one trained model."""
+    """Answers questions over one knowledge base with one trained model.
+
+    Without a model (training), `detect` and `generate` work and `answer`
+    raises ModelError. The algorithm settings in effect are the model's,
+    except for the keys set explicitly in `settings` (Settings.algorithm_for_model).
+    """
 
     def __init__(
         self,
@@ -51,28 +57,39 @@ class Pipeline:
         index: MentionIndex,
         model: TrainedModel | None,
         templates: dict[str, Template],
+        settings: Settings,
         extra_spans: Callable[[str], Iterable[tuple[int, int]]] | None = None,
-        limits: Limits | None = None,
     ) -> None:
         self.kb = kb
         self.index = index
         self.model = model
         self.templates = templates
         self.extra_spans = extra_spans
-        self.linker = EntityLinker(kb, templates, model.keyphraseness if model else {})
-        self.generator = QueryGenerator(kb, templates, limits)
+        if model is not None:
+            try:
+                settings = settings.algorithm_for_model(model.settings)
+            except ConfigError as error:
+                raise ModelError(f"the model's recorded settings cannot be used ({error}); retrain with `coqa train`") from None
+        self.settings = settings
+        self.generator = QueryGenerator(kb, templates, settings.query_generation)
+        self.linker = EntityLinker(kb, templates, model.linker, settings.linking) if model else None
+        self.ranker = QueryRanker(model.ranker, settings.ranking) if model else None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Pipeline":
         """Open the KB, mention index and model the settings name (KBError,
         ModelError or NERUnavailable with a clear message when one cannot be opened)."""
-        model = TrainedModel.load(settings.model_path)
-        return cls.without_model(settings, model)
+        templates = load_templates(QUERIES_DIR)
+        model = TrainedModel.load(settings.model_path, templates)
+        return cls._open(settings, model, templates)
 
     @classmethod
-    def without_model(cls, settings: Settings, model: TrainedModel | None = None) -> "Pipeline":
-        """A pipeline over the settings' KB and index with the given model (None:
-        for training, which supplies its own scores)."""
+    def without_model(cls, settings: Settings) -> "Pipeline":
+        """A pipeline over the settings' KB and index without a model (for training)."""
+        return cls._open(settings, None, load_templates(QUERIES_DIR))
+
+    @classmethod
+    def _open(cls, settings: Settings, model: TrainedModel | None, templates: dict[str, Template]) -> "Pipeline":
         index_dir = mention_index_directory(settings)
         try:
             index = MentionIndex.open(index_dir)
@@ -83,48 +100,32 @@ class Pipeline:
             from coqa.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        return cls(open_kb(settings), index, model, load_templates(QUERIES_DIR), extra_spans)
+        return cls(open_kb(settings), index, model, templates, settings, extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""
         return detect_mentions(text, self.index, self.extra_spans)
 
+    def generate(self, text: str, linked: list[LinkedNode]) -> list[Candidate]:
+        """Candidate queries for the linked nodes of the normalized question."""
+        return self.generator.generate(linked, count_question=bool(CUES["count"].search(text)))
+
     def analyse(self, text: str) -> Analysis:
         """Mentions, scored links and candidate queries for a normalized question."""
+        linker = self._trained(self.linker)
         mentions = self.detect(text)
-        link_candidates = self.linker.candidates(text, mentions)
-        scores = self._model().linker.score([c.features for c in link_candidates])
-        return self.analyse_links(text, mentions, link_candidates, scores)
-
-    def analyse_links(
-        self, text: str, mentions: list[Mention], link_candidates: list[LinkCandidate], scores: Sequence[float]
-    ) -> Analysis:
-        """The rest of `analyse` for link candidates already scored (training
-        passes held-out scores here)."""
-        linked = best_links(link_candidates, scores)
-        candidates = self.generator.generate(linked, count_question=bool(CUES["count"].search(text)))
-        return Analysis(text, mentions, link_candidates, linked, candidates)
-
-    def featurize(self, analysis: Analysis, associations: PredicateAssociations) -> None:
-        """Compute the ranking features of every candidate of the analysis."""
-        top = analysis.linked[:1]
-        sims = associations.neighbour_similarities(remove_spans(analysis.text, ((n.start, n.end) for n in top)))
-        cues = question_cues(analysis.text)
-        for candidate in analysis.candidates:
-            candidate.features = candidate_features(analysis.text, candidate, analysis.linked, associations, cues, sims)
-        add_relative_features([c.features for c in analysis.candidates])
+        linking = linker.link(text, mentions)
+        return Analysis(text, mentions, linking.candidates, linking.linked, self.generate(text, linking.linked))
 
     def rank(self, analysis: Analysis) -> list[tuple[float, Candidate]]:
         """Candidates with their scores, best first."""
-        model = self._model()
-        self.featurize(analysis, model.associations)
-        scores = model.ranker.score([c.features for c in analysis.candidates])
-        return sorted(zip(scores, analysis.candidates), key=lambda pair: -pair[0])
+        return self._trained(self.ranker).rank(analysis.text, analysis.linked, analysis.candidates)
 
-    def _model(self) -> TrainedModel:
-        if self.model is None:
+    @staticmethod
+    def _trained(stage: _Stage | None) -> _Stage:
+        if stage is None:
             raise ModelError("this pipeline has no trained model: train one with `coqa train`")
-        return self.model
+        return stage
 
     def answer(self, question: str) -> Answer:
         """The answers to one question and the explanation; never raises for a
@@ -166,14 +167,14 @@ class Pipeline:
         score, best = ranked[0]
         sparql = best.sparql(self.templates)
         answers = [str(term) for term in self.kb.select(sparql).column(0)]
-        explanation.chosen = CandidateRecord(sparql, best.shape, round(score, 4), answers)
+        explanation.chosen = CandidateRecord(sparql, best.shape.name, round(score, 4), answers)
         if not answers:
             explanation.failure = "the chosen query has no answer"
         return answers
 
     def _record(self, score: float, candidate: Candidate) -> CandidateRecord:
         return CandidateRecord(
-            candidate.sparql(self.templates), candidate.shape, round(score, 4), [str(a) for a in candidate.answers]
+            candidate.sparql(self.templates), candidate.shape.name, round(score, 4), [str(a) for a in candidate.answers]
         )
 
     def close(self) -> None:

@@ -1,10 +1,12 @@
 """Query generation: candidate SPARQL queries for the linked entities.
 
-The shapes are the templates in queries/ (one readable file per shape). The
-knowledge base is asked which predicates and paths exist around each linked
-entity (the `discover_*` templates); every shape is then instantiated with
-what exists, and each candidate carries the answers it would return, so the
-ranker can look at them and only the chosen query is run again at the end.
+The shapes are those of the registry (coqa.shapes), one template each in
+queries/. The knowledge base is asked which predicates and paths exist
+around each linked entity (the `discover_*` templates); each family of
+shapes has one generator here that instantiates its shapes with what exists
+(within the query_generation settings), and each candidate carries the
+answers it would return, so the ranker can look at them and only the chosen
+query is run again at the end.
 """
 
 from __future__ import annotations
@@ -14,20 +16,23 @@ from dataclasses import dataclass, field
 from itertools import combinations, permutations
 from typing import Iterable, Mapping
 
+from coqa.config import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.linking import LinkedNode
+from coqa.shapes import (
+    CHAIN, COUNT, DISCOVER_IN, DISCOVER_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
+    PREDICATE, STAR3_IN, STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
+)  # fmt: skip
 from coqa.templates import Template
-
-TYPE_PREDICATE = "类型"
 
 
 @dataclass
 class Candidate:
-    """One instantiated template: its shape (template name), bindings, the
-    linked nodes it uses, its predicates in path order, and its answers."""
+    """One instantiated template: its shape, bindings, the linked nodes it
+    uses, its predicates in path order, and its answers."""
 
-    shape: str
+    shape: Shape
     bindings: dict[str, Term]
     nodes: tuple[LinkedNode, ...]
     predicates: tuple[str, ...]
@@ -35,21 +40,7 @@ class Candidate:
     features: dict[str, float] = field(default_factory=dict)
 
     def sparql(self, templates: Mapping[str, Template]) -> str:
-        return templates[self.shape].render(self.bindings)
-
-
-@dataclass
-class Limits:
-    """How far generation looks (bounds the work per question)."""
-
-    one_hop_nodes: int = 5
-    chain_nodes: int = 3
-    star_nodes: int = 5
-    discover_rows: int = 3000
-    chain_rows: dict[str, int] = field(
-        default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
-    )  # the rarer the shape in CCKS, the less it may cost
-    max_candidates: int = 600
+        return templates[self.shape.name].render(self.bindings)
 
 
 @dataclass
@@ -78,10 +69,10 @@ def _invert(edges: Mapping[str, set[Term]]) -> dict[Term, set[str]]:
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: Limits | None = None) -> None:
+    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings) -> None:
         self.kb = kb
         self.templates = templates
-        self.limits = limits or Limits()
+        self.limits = limits
 
     def _discover(self, name: str, limit: int, **terms: Term) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render({**terms, "limit": limit})).rows
@@ -90,10 +81,10 @@ class QueryGenerator:
         out: dict[str, set[Term]] = defaultdict(set)
         inward: dict[str, set[Term]] = defaultdict(set)
         if not node.is_literal:
-            for predicate, obj in self._discover("discover_out", self.limits.discover_rows, e=node):
+            for predicate, obj in self._discover(DISCOVER_OUT, self.limits.discover_rows, e=node):
                 if predicate is not None and obj is not None:
                     out[predicate.value].add(obj)
-        for subject, predicate in self._discover("discover_in", self.limits.discover_rows, e=node):
+        for subject, predicate in self._discover(DISCOVER_IN, self.limits.discover_rows, e=node):
             if predicate is not None and subject is not None:
                 inward[predicate.value].add(subject)
         return _Neighbourhood(out, inward)
@@ -122,15 +113,16 @@ class QueryGenerator:
 
     def _one_hop(self, node: LinkedNode, hood: _Neighbourhood) -> Iterable[Candidate]:
         for predicate, objects in hood.out.items():
-            yield Candidate("one_hop_out", {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(objects))
+            yield Candidate(ONE_HOP_OUT, {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(objects))
         for predicate, subjects in hood.inward.items():
-            yield Candidate("one_hop_in", {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(subjects))
+            yield Candidate(ONE_HOP_IN, {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(subjects))
 
     def _chains(self, node: LinkedNode) -> Iterable[Candidate]:
-        directions = ("chain_in_out",) if node.term.is_literal else ("chain_out_out", "chain_in_out", "chain_out_in")
-        for shape in directions:
+        for shape in shapes_of(CHAIN):
+            if node.term.is_literal and not shape.accepts_literal_first():
+                continue
             paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-            for p1, p2, answer in self._discover("discover_" + shape, self.limits.chain_rows[shape], e=node.term):
+            for p1, p2, answer in self._discover(shape.discovery, self.limits.chain_rows[shape.name], e=node.term):
                 if p1 is not None and p2 is not None and answer is not None and answer != node.term:
                     paths[(p1.value, p2.value)].add(answer)
             for (p1, p2), answers in paths.items():
@@ -139,9 +131,9 @@ class QueryGenerator:
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
-        yield from self._star("star_in_in", first, second, a.subjects_by_node(), b.subjects_by_node(), ordered=True)
-        yield from self._star("star_out_in", first, second, a.objects_by_node(), b.subjects_by_node(), ordered=False)
-        yield from self._star("star_out_out", first, second, a.objects_by_node(), b.objects_by_node(), ordered=True)
+        yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node(), b.subjects_by_node(), ordered=True)
+        yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node(), b.subjects_by_node(), ordered=False)
+        yield from self._star(STAR_OUT_OUT, first, second, a.objects_by_node(), b.objects_by_node(), ordered=True)
         for predicate, objects in a.out.items():
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
@@ -155,21 +147,21 @@ class QueryGenerator:
         or the fact may just pin down `first` (or `second`) for a one-hop question."""
         relations = tuple(Term.entity(p) for p, objs in sorted(hood.out.items()) if second.term in objs)
         if relations[0].value == predicate:
-            yield Candidate("predicate", {"e1": first.term, "e2": second.term}, (first, second), (), relations)
+            yield Candidate(PREDICATE, {"e1": first.term, "e2": second.term}, (first, second), (), relations)
         fact = {"p0": Term.entity(predicate), "e0": second.term}
         for other, objects in hood.out.items():
             if other != predicate:
                 bindings = {"e": first.term, **fact, "p": Term.entity(other)}
-                yield Candidate("one_hop_out_checked", bindings, (first, second), (other, predicate), _sorted(objects))
+                yield Candidate(ONE_HOP_OUT_CHECKED, bindings, (first, second), (other, predicate), _sorted(objects))
         fact = {"p0": Term.entity(predicate), "e0": first.term}
         for other, objects in second_hood.out.items():
             bindings = {"e": second.term, **fact, "p": Term.entity(other)}
-            yield Candidate("one_hop_out_checked_in", bindings, (second, first), (other, predicate), _sorted(objects))
+            yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), _sorted(objects))
 
     def _typed(self, node: LinkedNode, type_node: LinkedNode) -> Iterable[Candidate]:
-        for shape in ("type_out", "type_in"):
+        for shape in shapes_of(TYPED):
             typed: dict[str, set[Term]] = defaultdict(set)
-            for predicate, answer in self._discover("discover_" + shape, self.limits.discover_rows, e=node.term, t=type_node.term):
+            for predicate, answer in self._discover(shape.discovery, self.limits.discover_rows, e=node.term, t=type_node.term):
                 if predicate is not None and answer is not None:
                     typed[predicate.value].add(answer)
             for predicate, answers in typed.items():
@@ -178,7 +170,7 @@ class QueryGenerator:
 
     @staticmethod
     def _star(
-        shape: str,
+        shape: Shape,
         first: LinkedNode,
         second: LinkedNode,
         preds_a: Mapping[Term, set[str]],
@@ -189,7 +181,7 @@ class QueryGenerator:
         `ordered` shapes are symmetric, so only one node order is kept."""
         if ordered and first.term.value > second.term.value:
             return
-        if shape != "star_in_in" and (first.term.is_literal or (shape == "star_out_out" and second.term.is_literal)):
+        if (first.term.is_literal and not shape.accepts_literal_first()) or (second.term.is_literal and shape.second_outward):
             return
         groups: dict[tuple[str, str], set[Term]] = defaultdict(set)
         for answer in preds_a.keys() & preds_b.keys():
@@ -218,16 +210,18 @@ class QueryGenerator:
             for i, (node, predicate) in enumerate(zip(trio, predicates), start=1):
                 bindings[f"e{i}"] = node.term
                 bindings[f"p{i}"] = Term.entity(predicate)
-            yield Candidate("star3_in", bindings, trio, predicates, _sorted(answers))
+            yield Candidate(STAR3_IN, bindings, trio, predicates, _sorted(answers))
 
     @staticmethod
     def _counts(candidates: list[Candidate]) -> list[Candidate]:
-        """COUNT variants of the one-hop and two-entity-star candidates."""
-        shapes = {"one_hop_in": "count_in", "one_hop_out": "count_out", "star_in_in": "count_star_in_in"}
+        """The COUNT variants of the candidates of every shape some COUNT shape counts."""
+        variants: dict[str, list[Shape]] = defaultdict(list)
+        for shape in shapes_of(COUNT):
+            variants[shape.counts or ""].append(shape)
         return [
-            Candidate(shapes[c.shape], c.bindings, c.nodes, c.predicates, (Term.literal(str(len(c.answers))),))
+            Candidate(variant, c.bindings, c.nodes, c.predicates, (Term.literal(str(len(c.answers))),))
             for c in candidates
-            if c.shape in shapes
+            for variant in variants.get(c.shape.name, ())
         ]
 
 
@@ -239,7 +233,7 @@ def _deduplicate(candidates: list[Candidate]) -> list[Candidate]:
     seen: set[tuple[str, tuple[tuple[str, Term], ...]]] = set()
     unique = []
     for candidate in candidates:
-        key = (candidate.shape, tuple(sorted(candidate.bindings.items())))
+        key = (candidate.shape.name, tuple(sorted(candidate.bindings.items())))
         if key not in seen:
             seen.add(key)
             unique.append(candidate)

@@ -1,39 +1,40 @@
-"""Ranking: features of a candidate query, and the statistics learned for them.
+"""Ranking: features of a candidate query, the statistics learned for them,
+and the ranker that scores candidates with its trained part.
 
 Per candidate: question/predicate similarity at character and bigram level,
 predicate-phrase associations learned from the training set, answer-type
 cues against answer properties, the linking scores of the nodes it uses,
-its shape and its answer count. A learned model (see coqa.model) scores the
-feature vectors; the best-scored candidate is the answer.
+its shape (from coqa.shapes) and its answer count. `RankerModel` is the
+ranker's trained part (association counts, the TF-IDF of the training
+questions, a boosted scorer); `QueryRanker` scores the candidates of a
+question with it, best first.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
-from sklearn.feature_extraction.text import TfidfVectorizer
+from scipy import sparse
 
-from coqa.cues import looks_numeric, question_cues
+from coqa.boosting import BoostedScorer
+from coqa.config import RankingSettings
+from coqa.cues import CUES, looks_numeric, question_cues
 from coqa.linking import LinkedNode
 from coqa.kb.surfaces import normalize_surface
-from coqa.querygen import TYPE_PREDICATE, Candidate
+from coqa.querygen import Candidate
+from coqa.shapes import SHAPES, TYPE_PREDICATE, shape_features
 
-SHAPES = (
-    "one_hop_out", "one_hop_in", "one_hop_out_checked", "one_hop_out_checked_in", "chain_out_out", "chain_in_out", "chain_out_in",
-    "star_in_in", "star_out_in", "star_out_out", "star3_in", "type_in", "type_out", "predicate",
-    "count_in", "count_out", "count_star_in_in",
-)  # fmt: skip
-ASSOCIATION_SMOOTHING = 5.0
-STRONG_LINK = 0.3
-
-
-OUTWARD_SHAPES = ("one_hop_out", "chain_out", "star_out", "type_out", "one_hop_out_checked", "count_out")
-
+ASSOCIATIONS_FILE = "associations.json"
+NEIGHBOURS_FILE = "neighbours.npz"
+SCORER_FILE = "ranker.txt"
 
 def directed(predicate: str, outward: bool) -> str:
     """The association key of a predicate read from a linked node: out of it (`p>`) or into it (`p<`)."""
@@ -58,28 +59,82 @@ def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+class CharTfidf:
+    """TF-IDF over character 1-3 grams, L2-normalised, sublinear tf, smoothed idf
+    (the definitions of scikit-learn's TfidfVectorizer(analyzer="char",
+    ngram_range=(1, 3), sublinear_tf=True)). Written here so that the fitted
+    statistic is a vocabulary and an idf array saved as NPZ, never a pickle."""
+
+    _WHITE_SPACE = re.compile(r"\s\s+")
+
+    def __init__(self, vocabulary: Sequence[str], idf: np.ndarray) -> None:
+        self.vocabulary = list(vocabulary)
+        self.index = {gram: i for i, gram in enumerate(self.vocabulary)}
+        self.idf = idf
+
+    @classmethod
+    def _grams(cls, text: str) -> Counter[str]:
+        text = cls._WHITE_SPACE.sub(" ", text.lower())
+        return Counter(text[i : i + n] for n in (1, 2, 3) for i in range(len(text) - n + 1))
+
+    @classmethod
+    def fit(cls, texts: Sequence[str]) -> tuple["CharTfidf", sparse.csr_matrix]:
+        """The vectorizer fitted on `texts` and their matrix."""
+        counts = [cls._grams(text) for text in texts]
+        vocabulary = sorted({gram for row in counts for gram in row})
+        document_frequency = Counter(gram for row in counts for gram in row)
+        df = np.array([document_frequency[gram] for gram in vocabulary], dtype=np.float64)
+        idf = np.log((1.0 + len(texts)) / (1.0 + df)) + 1.0
+        vectorizer = cls(vocabulary, idf)
+        return vectorizer, vectorizer._matrix(counts)
+
+    def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        return self._matrix([self._grams(text) for text in texts])
+
+    def _matrix(self, counts: Sequence[Counter[str]]) -> sparse.csr_matrix:
+        rows, columns, values = [], [], []
+        for row, grams_of_row in enumerate(counts):
+            for gram, count in grams_of_row.items():
+                column = self.index.get(gram)
+                if column is not None:
+                    rows.append(row)
+                    columns.append(column)
+                    values.append((1.0 + math.log(count)) * self.idf[column])
+        matrix = sparse.csr_matrix((values, (rows, columns)), shape=(len(counts), len(self.vocabulary)), dtype=np.float64)
+        norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+        norms[norms == 0.0] = 1.0
+        return sparse.csr_matrix(sparse.diags(1.0 / norms) @ matrix)
+
+
 class PredicateNeighbours:
     """Training questions indexed by the predicates of their gold query.
 
     A predicate scores by how similar the question is to the training
     questions that used it (cosine of TF-IDF over character 1-3 grams).
-    `fold` hides the training questions of one cross-fitting fold.
+    `folds` (training only) lets a cross-fitting fold hide its own questions.
     """
 
-    def __init__(self, texts: Sequence[str], predicates: Sequence[Iterable[str]], folds: Sequence[int]) -> None:
-        self.vectorizer = TfidfVectorizer(analyzer="char", ngram_range=(1, 3), sublinear_tf=True)
-        self.matrix = self.vectorizer.fit_transform(texts).tocsr()
+    def __init__(
+        self, vectorizer: CharTfidf, matrix: sparse.csr_matrix, rows: Mapping[str, np.ndarray], folds: np.ndarray | None
+    ) -> None:
+        self.vectorizer = vectorizer
+        self.matrix = matrix
+        self.rows = dict(rows)
+        self.folds = folds
+
+    @classmethod
+    def fit(cls, texts: Sequence[str], predicates: Sequence[Iterable[str]], folds: Sequence[int]) -> "PredicateNeighbours":
+        vectorizer, matrix = CharTfidf.fit(texts)
         rows: dict[str, list[int]] = defaultdict(list)
         for row, names in enumerate(predicates):
-            for name in set(names):
+            for name in sorted(set(names)):
                 rows[name].append(row)
-        self.rows = {name: np.array(indices) for name, indices in rows.items()}
-        self.folds = np.array(folds)
+        return cls(vectorizer, matrix, {name: np.array(indices) for name, indices in rows.items()}, np.array(folds))
 
     def similarities(self, text: str, fold: int | None) -> np.ndarray:
         """Similarity of `text` to every training question (0 for the hidden fold)."""
         sims = (self.matrix @ self.vectorizer.transform([text]).T).toarray().ravel()
-        if fold is not None:
+        if fold is not None and self.folds is not None:
             sims[self.folds == fold] = 0.0
         return sims
 
@@ -91,6 +146,31 @@ class PredicateNeighbours:
         values = np.sort(sims[rows])[::-1]
         return float(values[0]), float(values[:3].sum() / 3.0)
 
+    def save(self, path: Path) -> None:
+        """Arrays only (loaded with allow_pickle=False); the training folds are not kept."""
+        names = sorted(self.rows)
+        np.savez_compressed(
+            path,
+            vocabulary=np.array(self.vectorizer.vocabulary, dtype=str),
+            idf=self.vectorizer.idf,
+            data=self.matrix.data,
+            indices=self.matrix.indices,
+            indptr=self.matrix.indptr,
+            shape=np.array(self.matrix.shape),
+            predicates=np.array(names, dtype=str),
+            predicate_offsets=np.cumsum([0] + [len(self.rows[name]) for name in names]),
+            predicate_rows=np.concatenate([self.rows[name] for name in names]) if names else np.array([], dtype=int),
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> "PredicateNeighbours":
+        with np.load(path, allow_pickle=False) as arrays:
+            vectorizer = CharTfidf([str(gram) for gram in arrays["vocabulary"]], arrays["idf"])
+            matrix = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
+            offsets, all_rows = arrays["predicate_offsets"], arrays["predicate_rows"]
+            rows = {str(name): all_rows[offsets[i] : offsets[i + 1]] for i, name in enumerate(arrays["predicates"])}
+        return cls(vectorizer, matrix, rows, None)
+
 
 @dataclass
 class PredicateAssociations:
@@ -100,16 +180,26 @@ class PredicateAssociations:
     how strongly some wording of the question has meant predicate p before.
     """
 
+    smoothing: float
     pair_counts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     gram_counts: Counter[str] = field(default_factory=Counter)
     predicate_counts: Counter[str] = field(default_factory=Counter)
     questions: int = 0
-    neighbours: PredicateNeighbours | None = None
-    hidden_fold: int | None = None
 
-    def neighbour_similarities(self, text: str) -> np.ndarray | None:
-        """`PredicateNeighbours.similarities` of the text, None without neighbours."""
-        return None if self.neighbours is None else self.neighbours.similarities(text, self.hidden_fold)
+    def to_json(self) -> dict[str, object]:
+        return {
+            "questions": self.questions,
+            "gram_counts": dict(sorted(self.gram_counts.items())),
+            "predicate_counts": dict(sorted(self.predicate_counts.items())),
+            "pair_counts": {gram: dict(sorted(counts.items())) for gram, counts in sorted(self.pair_counts.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object], smoothing: float) -> "PredicateAssociations":
+        pairs = defaultdict(Counter, {gram: Counter(counts) for gram, counts in data["pair_counts"].items()})  # type: ignore[union-attr]
+        return cls(
+            smoothing, pairs, Counter(data["gram_counts"]), Counter(data["predicate_counts"]), int(data["questions"])  # type: ignore[arg-type]
+        )
 
     def add(self, question_grams: set[str], predicates: Iterable[str]) -> None:
         predicates = set(predicates)
@@ -124,7 +214,7 @@ class PredicateAssociations:
     def score(self, predicate: str, question_grams: set[str]) -> tuple[float, float]:
         """(best association, mean of the three best) of predicate with the grams."""
         values = sorted(
-            (self.pair_counts[g][predicate] / (self.gram_counts[g] + ASSOCIATION_SMOOTHING)
+            (self.pair_counts[g][predicate] / (self.gram_counts[g] + self.smoothing)
              for g in question_grams if g in self.pair_counts and predicate in self.pair_counts[g]),
             reverse=True,
         )  # fmt: skip
@@ -148,22 +238,27 @@ def _similarity(predicate: str, rest: str, rest_bigrams: set[str]) -> dict[str, 
     }
 
 
+@dataclass(frozen=True)
+class QuestionContext:
+    """What every candidate of one question is featurized against."""
+
+    text: str
+    linked: Sequence[LinkedNode]
+    cues: Mapping[str, float]
+    neighbour_sims: np.ndarray  # similarity of the question to every training question
+
+
 def candidate_features(
-    text: str,
-    candidate: Candidate,
-    linked: Sequence[LinkedNode],
-    associations: PredicateAssociations,
-    cues: Mapping[str, float] | None = None,
-    neighbour_sims: np.ndarray | None = None,
+    context: QuestionContext, candidate: Candidate, associations: PredicateAssociations, neighbours: PredicateNeighbours,
+    settings: RankingSettings,
 ) -> dict[str, float]:
-    """Features of one candidate for the normalized question `text`;
-    `neighbour_sims` from `associations.neighbour_similarities`."""
-    cues = question_cues(text) if cues is None else cues
+    """The features of one candidate (all of CANDIDATE_FEATURES)."""
+    text, linked = context.text, context.linked
     rest = remove_spans(text, ((n.start, n.end) for n in candidate.nodes))
     rest_bigrams = bigrams(rest)
     rest_grams = grams(rest)
-    features: dict[str, float] = {f"shape_{shape}": float(candidate.shape == shape) for shape in SHAPES}
-    features.update(cues)
+    features = shape_features(candidate.shape)
+    features.update(context.cues)
     scores = [n.score for n in candidate.nodes]
     features.update(
         link_max=max(scores), link_min=min(scores), link_mean=sum(scores) / len(scores), nodes=float(len(scores)),
@@ -172,11 +267,16 @@ def candidate_features(
         node_literal=float(any(n.term.is_literal for n in candidate.nodes)),
     )  # fmt: skip
     used = set(candidate.nodes)
-    unused = [n.score for n in linked if n not in used and n.score >= STRONG_LINK and not any(n.overlaps(u) for u in used)]
+    unused = [
+        n.score for n in linked if n not in used and n.score >= settings.strong_link and not any(n.overlaps(u) for u in used)
+    ]
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
-    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbour_sims))
-    features.update(_answer_features(candidate, cues))
+    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context.neighbour_sims))
+    features.update(_answer_features(candidate, context.cues))
     return features
+
+
+_PREDICATE_ROW = ("char", "bigram", "contained", "fuzzy", "assoc_max", "assoc_top3", "prior", "neighbour_max", "neighbour_top3")
 
 
 def _predicate_features(
@@ -185,7 +285,8 @@ def _predicate_features(
     rest_bigrams: set[str],
     rest_grams: set[str],
     associations: PredicateAssociations,
-    neighbour_sims: np.ndarray | None,
+    neighbours: PredicateNeighbours,
+    neighbour_sims: np.ndarray,
 ) -> dict[str, float]:
     predicates = [p for p in candidate.predicates if p != TYPE_PREDICATE] or list(candidate.predicates)
     if not predicates:
@@ -195,22 +296,26 @@ def _predicate_features(
         row = _similarity(predicate, rest, rest_bigrams)
         row["assoc_max"], row["assoc_top3"] = associations.score(predicate, rest_grams)
         row["prior"] = associations.prior(predicate)
-        if associations.neighbours is not None and neighbour_sims is not None:
-            row["neighbour_max"], row["neighbour_top3"] = associations.neighbours.score(predicate, neighbour_sims)
+        row["neighbour_max"], row["neighbour_top3"] = neighbours.score(predicate, neighbour_sims)
         rows.append(row)
     features: dict[str, float] = {}
-    for key in rows[0]:
+    for key in _PREDICATE_ROW:
         values = [row[key] for row in rows]
         features[f"p_{key}_max"] = max(values)
         features[f"p_{key}_min"] = min(values)
-        features[f"p_{key}_last"] = values[-1] if candidate.shape.startswith("chain") else values[0]
+        features[f"p_{key}_last"] = values[-1] if candidate.shape.answer_predicate_last() else values[0]
     features["p_length"] = float(len(predicates[0]))
-    first = directed(predicates[0], candidate.shape.startswith(OUTWARD_SHAPES))
+    first = directed(predicates[0], candidate.shape.outward)
     features["p_assoc_directed"], _ = associations.score(first, rest_grams)
     features["p_prior_directed"] = associations.prior(first)
-    if associations.neighbours is not None and neighbour_sims is not None:
-        features["p_neighbour_directed"], _ = associations.neighbours.score(first, neighbour_sims)
+    features["p_neighbour_directed"], _ = neighbours.score(first, neighbour_sims)
     return features
+
+
+_ANSWER_FEATURES = (
+    "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
+    "a_many_count",
+)  # fmt: skip
 
 
 def _answer_features(candidate: Candidate, cues: Mapping[str, float]) -> dict[str, float]:
@@ -241,6 +346,73 @@ def add_relative_features(rows: Sequence[dict[str, float]]) -> None:
     """Add, for the key features, how far each candidate stays below the best
     candidate of the same question (a pointwise model cannot see that otherwise)."""
     for name in RELATIVE_FEATURES:
-        best = max((row.get(name, 0.0) for row in rows), default=0.0)
+        best = max((row[name] for row in rows), default=0.0)
         for row in rows:
-            row[f"gap_{name}"] = best - row.get(name, 0.0)
+            row[f"gap_{name}"] = best - row[name]
+
+
+CANDIDATE_FEATURES: tuple[str, ...] = (
+    tuple(shape.feature for shape in SHAPES)
+    + tuple(f"cue_{name}" for name in CUES)
+    + ("link_max", "link_min", "link_mean", "nodes", "coverage", "top_node", "node_literal", "unused_strong", "unused_best")
+    + tuple(f"p_{key}_{kind}" for key in _PREDICATE_ROW for kind in ("max", "min", "last"))
+    + ("p_length", "p_assoc_directed", "p_prior_directed", "p_neighbour_directed")
+    + _ANSWER_FEATURES
+)
+RANK_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + tuple(f"gap_{name}" for name in RELATIVE_FEATURES)
+
+
+@dataclass
+class RankerModel:
+    """The ranker's trained part: association counts and the TF-IDF neighbours
+    of the training questions, and the scorer (None while training builds it)."""
+
+    associations: PredicateAssociations
+    neighbours: PredicateNeighbours
+    scorer: BoostedScorer | None = None
+
+    def save(self, directory: Path) -> list[str]:
+        """Write the part into a model directory; return the file names."""
+        text = json.dumps(self.associations.to_json(), ensure_ascii=False)
+        (directory / ASSOCIATIONS_FILE).write_text(text, encoding="utf-8")
+        self.neighbours.save(directory / NEIGHBOURS_FILE)
+        assert self.scorer is not None, "a ranker model is saved after training"
+        self.scorer.save(directory / SCORER_FILE)
+        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, SCORER_FILE]
+
+    @classmethod
+    def load(cls, directory: Path, settings: RankingSettings) -> "RankerModel":
+        data = json.loads((directory / ASSOCIATIONS_FILE).read_text(encoding="utf-8"))
+        return cls(
+            PredicateAssociations.from_json(data, settings.association_smoothing),
+            PredicateNeighbours.load(directory / NEIGHBOURS_FILE),
+            BoostedScorer.load(directory / SCORER_FILE),
+        )
+
+
+class QueryRanker:
+    """Featurizes and scores the candidate queries of a question.
+
+    `hidden_fold` (training only) hides one cross-fitting fold of the
+    training questions from the neighbour similarities.
+    """
+
+    def __init__(self, model: RankerModel, settings: RankingSettings, hidden_fold: int | None = None) -> None:
+        self.model = model
+        self.settings = settings
+        self.hidden_fold = hidden_fold
+
+    def featurize(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> None:
+        """Set the features of every candidate of the normalized question `text`."""
+        sims = self.model.neighbours.similarities(remove_spans(text, ((n.start, n.end) for n in linked[:1])), self.hidden_fold)
+        context = QuestionContext(text, linked, question_cues(text), sims)
+        for candidate in candidates:
+            candidate.features = candidate_features(context, candidate, self.model.associations, self.model.neighbours, self.settings)
+        add_relative_features([c.features for c in candidates])
+
+    def rank(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> list[tuple[float, Candidate]]:
+        """Candidates with their scores, best first (ties keep generation order)."""
+        assert self.model.scorer is not None, "ranking needs a trained ranker"
+        self.featurize(text, linked, candidates)
+        scores = self.model.scorer.score([c.features for c in candidates])
+        return sorted(zip(scores, candidates), key=lambda pair: -pair[0])

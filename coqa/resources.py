@@ -26,6 +26,6 @@ def package_path(*parts: str) -> Path:
 
 
 QUERIES_DIR = package_path("queries")
-DEFAULT_MODEL = package_path("models", "default.pkl")
+DEFAULT_MODEL = package_path("models", "default")
 DEMO_DIR = package_path("demo")
 DEFAULT_CONFIG_FILE = package_path("config.yaml")

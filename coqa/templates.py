@@ -6,6 +6,7 @@ only through `sparql_term`, so question text can never break its syntax.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Mapping, Sequence
 
 from coqa.config import ConfigError
 from coqa.kb.names import Term, sparql_name, sparql_string
+from coqa.shapes import template_names
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
@@ -49,11 +51,27 @@ def sparql_term(term: Term) -> str:
 
 
 def load_templates(directory: str | Path) -> dict[str, Template]:
-    """All `*.rq` templates of a directory, by file stem, comment lines removed."""
+    """All `*.rq` templates of a directory, by file stem, comment lines removed;
+    ConfigError unless they are exactly the templates coqa.shapes registers."""
     templates: dict[str, Template] = {}
     for path in sorted(Path(directory).glob("*.rq")):
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
         templates[path.stem] = Template(path.stem, "\n".join(lines).strip())
     if not templates:
         raise ConfigError(f"no query templates (*.rq) in {directory}: the coqa installation is incomplete; reinstall it")
+    missing, unregistered = sorted(template_names() - templates.keys()), sorted(templates.keys() - template_names())
+    if missing or unregistered:
+        raise ConfigError(
+            f"query templates in {directory} do not match the shape registry (coqa/shapes.py): "
+            f"missing {', '.join(missing) or 'none'}; not registered {', '.join(unregistered) or 'none'}"
+        )
     return templates
+
+
+def template_digest(templates: Mapping[str, Template]) -> str:
+    """SHA-256 over the templates' names and texts (comments excluded): a model
+    records it, and a model trained with other templates is refused."""
+    digest = hashlib.sha256()
+    for name in sorted(templates):
+        digest.update(f"{name}\n{templates[name].text}\n\0".encode("utf-8"))
+    return digest.hexdigest()

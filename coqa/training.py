@@ -6,37 +6,39 @@ Statistics learned from the questions themselves (keyphraseness,
 predicate associations) and the linking scores fed to the ranker are
 cross-fitted: each question's features come from models and counts that did
 not see it, so the ranker learns from the same noise it meets at run time.
-Everything is seeded: the same inputs give the same model.
+Every fold gets its own linker and ranker; the pipeline's stages are never
+changed. Everything is seeded: the same inputs give the same model.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-from sklearn.ensemble import HistGradientBoostingClassifier
 
+from coqa.boosting import BoostedScorer, fit_scorer
+from coqa.config import BoosterSettings, Settings
 from coqa.coverage import expressing_template
-from coqa.dataset import GoldQuestion, gold_triples
+from coqa.dataset import GoldQuestion
 from coqa.evaluation.metrics import question_prf
+from coqa.gold import is_variable, parse_query
 from coqa.kb.names import Term
-from coqa.linking import LinkCandidate
+from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel, best_links
 from coqa.mentions import Mention, normalize_question
-from coqa.model import FeatureScorer, TrainedModel
-from coqa.pipeline import Analysis, Pipeline
-from coqa.ranking import PredicateAssociations, PredicateNeighbours, directed, grams, remove_spans
-
-FOLDS = 5
-POSITIVE_F1 = 0.5
+from coqa.model import TrainedModel
+from coqa.pipeline import Pipeline
+from coqa.ranking import RANK_FEATURES, PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, remove_spans
+from coqa.templates import template_digest
 
 
 @dataclass
 class TrainingSummary:
-    """What the model learned from (printed by `coqa train`)."""
+    """What the model learned from (printed by `coqa train`, kept in meta.json)."""
 
     questions: int
     link_candidates: int
@@ -51,36 +53,22 @@ class TrainingSummary:
 def gold_terms(sparql: str) -> tuple[set[Term], list[str]]:
     """Entities/literals in subject or object position of a gold query, and its
     predicates, each also as a directed key (see `directed`)."""
-    terms: set[Term] = set()
+    query = parse_query(sparql)
     predicates: list[str] = []
-    for subject, predicate, obj in gold_triples(sparql):
-        for item in (subject, obj):
-            if item.startswith("<"):
-                terms.add(Term.entity(item[1:-1]))
-            elif item.startswith('"'):
-                terms.add(Term.literal(item[1 : item.rfind('"')]))
+    for subject, predicate, obj in query.triples:
         if predicate.startswith("<"):
-            outward = not subject.startswith("?") and obj.startswith("?")
-            inward = subject.startswith("?") and not obj.startswith("?")
+            outward = not is_variable(subject) and is_variable(obj)
+            inward = is_variable(subject) and not is_variable(obj)
             predicates.append(predicate[1:-1])
             if outward or inward:
                 predicates.append(directed(predicate[1:-1], outward))
-    return terms, predicates
+    return query.constants(), predicates
 
 
-LINKER_PARAMETERS = {"max_iter": 300, "learning_rate": 0.08, "max_leaf_nodes": 31}
-# Chosen on held-out train questions (train.txt 4201-5220, model fitted on 1-4200), never on dev.
-RANKER_PARAMETERS = {"max_iter": 300, "learning_rate": 0.08, "max_leaf_nodes": 63, "l2_regularization": 1.0}
-
-
-def _fit(rows: Sequence[dict[str, float]], labels: Sequence[int], seed: int, parameters: dict[str, float]) -> FeatureScorer:
-    names = sorted({name for row in rows for name in row})
-    scorer = FeatureScorer(None, names)
-    # One thread: as fast on two cores, and OpenMP threads slow to a crawl on a busy machine.
-    with threadpool_limits(limits=1):
-        classifier = HistGradientBoostingClassifier(random_state=seed, **parameters)
-        scorer.classifier = classifier.fit(scorer.matrix(rows), np.array(labels))
-    return scorer
+def training_data_digest(questions: Sequence[GoldQuestion]) -> str:
+    """SHA-256 of the training questions, their gold queries and answers."""
+    records = [[q.question, q.sparql, list(q.answers)] for q in questions]
+    return hashlib.sha256(json.dumps(records, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def _is_gold_mention(mention: Mention, gold: set[Term]) -> bool:
@@ -95,74 +83,156 @@ class _Example:
     gold: set[Term]
     predicates: list[str]
     mentions: list[Mention]
-    link_candidates: list[LinkCandidate] | None = None
+    link_candidates: list[LinkCandidate] = field(default_factory=list)
+
+
+@dataclass
+class RankingTable:
+    """The ranker's training rows, question by question (`groups` are the
+    sizes of consecutive runs of one question's rows), with each row's answer
+    F1 and the question's fold."""
+
+    rows: list[dict[str, float]] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    f1s: list[float] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)
+    folds: list[int] = field(default_factory=list)
+
+    def questions_with_positive(self) -> int:
+        ends = np.cumsum(self.groups)
+        return sum(1 for size, end in zip(self.groups, ends) if any(self.labels[end - size : end]))
 
 
 class Trainer:
-    """Trains a TrainedModel with a pipeline whose KB and index are the training KB's."""
+    """Trains a TrainedModel with a pipeline (no model) over the training KB."""
 
-    def __init__(self, pipeline: Pipeline, seed: int = 0, progress: Callable[[Iterable], Iterable] | None = None) -> None:
+    def __init__(self, pipeline: Pipeline, settings: Settings, progress: Callable[[Iterable], Iterable] | None = None) -> None:
         self.pipeline = pipeline
-        self.seed = seed
+        self.settings = settings
+        self.folds = settings.training.folds
+        self.seed = settings.training.seed
         self.progress = progress or (lambda items: items)
 
     def train(self, questions: Sequence[GoldQuestion]) -> tuple[TrainedModel, TrainingSummary]:
         started = time.perf_counter()
+        examples, keyphraseness, link_scores, linker_scorer = self.link_examples(questions)
+        associations, neighbours = self.ranking_statistics(examples)
+        table = self.ranking_table(examples, link_scores, associations, neighbours)
+        ranker_scorer = self._fit(table.rows, table.labels, table.groups, RANK_FEATURES, self.settings.training.ranker)
+        expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
+        link_labels = [int(c.term in e.gold) for e in examples for c in e.link_candidates]
+        summary = TrainingSummary(
+            len(examples), len(link_labels), sum(link_labels), len(table.rows), sum(table.labels),
+            table.questions_with_positive(), expressible, time.perf_counter() - started,
+        )  # fmt: skip
+        model = TrainedModel(
+            linker=LinkerModel(keyphraseness[self.folds], linker_scorer),
+            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer),
+            settings=self.settings.algorithm(),
+            template_digest=template_digest(self.pipeline.templates),
+            training_data_digest=training_data_digest(questions),
+            figures={key: value for key, value in asdict(summary).items() if key != "seconds"},  # same data, same bytes
+        )
+        return model, summary
+
+    def link_examples(
+        self, questions: Sequence[GoldQuestion]
+    ) -> tuple[list[_Example], list[dict[str, tuple[int, int]]], list[list[float]], BoostedScorer]:
+        """The examples with their link candidates, the keyphraseness table per
+        fold (index `folds`: over all), the cross-fitted link scores per
+        example, and the linker scorer fitted on all examples."""
         examples = [self._example(i, q) for i, q in enumerate(questions)]
         keyphraseness = self._keyphraseness_by_fold(examples)
-        associations = self._associations_by_fold(examples)
+        linkers = [
+            EntityLinker(self.pipeline.kb, self.pipeline.templates, LinkerModel(table), self.settings.linking)
+            for table in keyphraseness[: self.folds]
+        ]
         for example in self.progress(examples):
-            self.pipeline.linker.keyphraseness = keyphraseness[example.fold]
-            example.link_candidates = self.pipeline.linker.candidates(example.text, example.mentions)
-        link_rows, link_labels, link_scores = self._cross_fitted_link_scores(examples)
-        rank_rows: list[dict[str, float]] = []
-        rank_labels: list[int] = []
-        with_positive = 0
+            example.link_candidates = linkers[example.fold].candidates(example.text, example.mentions)
+        rows = [c.features for e in examples for c in e.link_candidates]
+        labels = [int(c.term in e.gold) for e in examples for c in e.link_candidates]
+        groups = [len(e.link_candidates) for e in examples if e.link_candidates]
+        folds = np.array([e.fold for e in examples for _ in e.link_candidates])
+        scores = np.zeros(len(rows))
+        for fold in range(self.folds):
+            held_out = folds == fold
+            if held_out.any() and (~held_out).any():
+                kept_groups = [len(e.link_candidates) for e in examples if e.link_candidates and e.fold != fold]
+                scorer = self._fit(
+                    [r for r, h in zip(rows, held_out) if not h], [l for l, h in zip(labels, held_out) if not h],
+                    kept_groups, LINK_FEATURES, self.settings.training.linker,
+                )  # fmt: skip
+                scores[held_out] = scorer.score([r for r, h in zip(rows, held_out) if h])
+        per_example: list[list[float]] = []
+        start = 0
+        for example in examples:
+            per_example.append(scores[start : start + len(example.link_candidates)].tolist())
+            start += len(example.link_candidates)
+        scorer = self._fit(rows, labels, groups, LINK_FEATURES, self.settings.training.linker)
+        return examples, keyphraseness, per_example, scorer
+
+    def ranking_table(
+        self,
+        examples: Sequence[_Example],
+        link_scores: Sequence[list[float]],
+        associations: Sequence[PredicateAssociations],
+        neighbours: PredicateNeighbours,
+    ) -> RankingTable:
+        """The ranker's training rows, from cross-fitted links and statistics."""
+        rankers = [
+            QueryRanker(RankerModel(associations[fold], neighbours), self.settings.ranking, hidden_fold=fold)
+            for fold in range(self.folds)
+        ]
+        table = RankingTable()
         for example, scores in self.progress(list(zip(examples, link_scores))):
-            labels = self._rank_examples(example, scores, associations[example.fold], rank_rows)
-            rank_labels.extend(labels)
-            with_positive += any(labels)
-        model = TrainedModel(
-            linker=_fit(link_rows, link_labels, self.seed, LINKER_PARAMETERS),
-            ranker=_fit(rank_rows, rank_labels, self.seed, RANKER_PARAMETERS),
-            keyphraseness=keyphraseness[FOLDS],
-            associations=associations[FOLDS],
-            info={"questions": len(examples), "seed": self.seed},
-        )
-        expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
-        summary = TrainingSummary(
-            len(examples), len(link_rows), sum(link_labels), len(rank_rows), sum(rank_labels), with_positive,
-            expressible, time.perf_counter() - started,
-        )  # fmt: skip
-        model.info.update(vars(summary))
-        return model, summary
+            linked = best_links(example.link_candidates, scores)
+            candidates = self.pipeline.generate(example.text, linked)
+            if not candidates:
+                continue
+            rankers[example.fold].featurize(example.text, linked, candidates)
+            f1s = [question_prf([str(a) for a in c.answers], example.question.answers).f1 for c in candidates]
+            best = max(f1s)
+            table.rows.extend(c.features for c in candidates)
+            table.labels.extend(int(best >= self.settings.training.positive_f1 and f1 >= best) for f1 in f1s)
+            table.f1s.extend(f1s)
+            table.groups.append(len(candidates))
+            table.folds.append(example.fold)
+        return table
+
+    def _fit(
+        self, rows: Sequence[dict[str, float]], labels: Sequence[int], groups: Sequence[int], names: Sequence[str],
+        settings: BoosterSettings,
+    ) -> BoostedScorer:  # fmt: skip
+        return fit_scorer(rows, labels, groups, names, settings, self.seed)
 
     def _example(self, i: int, question: GoldQuestion) -> _Example:
         text = normalize_question(question.question)
         gold, predicates = gold_terms(question.sparql)
         mentions = self.pipeline.detect(text)
-        return _Example(question, text, i % FOLDS, gold, predicates, mentions)
+        return _Example(question, text, i % self.folds, gold, predicates, mentions)
 
-    @staticmethod
-    def _keyphraseness_by_fold(examples: Sequence[_Example]) -> list[dict[str, tuple[int, int]]]:
-        """Per fold (and, at index FOLDS, over all): surface -> (gold mention count, match count)."""
-        per_fold = [Counter() for _ in range(FOLDS)], [Counter() for _ in range(FOLDS)]
+    def _keyphraseness_by_fold(self, examples: Sequence[_Example]) -> list[dict[str, tuple[int, int]]]:
+        """Per fold (and, at index `folds`, over all): surface -> (gold mention count, match count)."""
+        linked_by_fold = [Counter() for _ in range(self.folds)]
+        seen_by_fold = [Counter() for _ in range(self.folds)]
         for example in examples:
             for surface in {m.surface for m in example.mentions}:
-                per_fold[1][example.fold][surface] += 1
+                seen_by_fold[example.fold][surface] += 1
             for surface in {m.surface for m in example.mentions if _is_gold_mention(m, example.gold)}:
-                per_fold[0][example.fold][surface] += 1
-        linked_total, seen_total = sum(per_fold[0], Counter()), sum(per_fold[1], Counter())
+                linked_by_fold[example.fold][surface] += 1
+        linked_total, seen_total = sum(linked_by_fold, Counter()), sum(seen_by_fold, Counter())
         tables = []
-        for fold in range(FOLDS + 1):
-            linked = linked_total - per_fold[0][fold] if fold < FOLDS else linked_total
-            seen = seen_total - per_fold[1][fold] if fold < FOLDS else seen_total
+        for fold in range(self.folds + 1):
+            linked = linked_total - linked_by_fold[fold] if fold < self.folds else linked_total
+            seen = seen_total - seen_by_fold[fold] if fold < self.folds else seen_total
             tables.append({surface: (linked.get(surface, 0), count) for surface, count in seen.items() if count > 0})
         return tables
 
-    @staticmethod
-    def _associations_by_fold(examples: Sequence[_Example]) -> list[PredicateAssociations]:
-        tables = [PredicateAssociations() for _ in range(FOLDS + 1)]
+    def ranking_statistics(self, examples: Sequence[_Example]) -> tuple[list[PredicateAssociations], PredicateNeighbours]:
+        """Association counts per fold (index `folds`: over all) and the TF-IDF
+        neighbours of all questions (a fold's ranker hides its own questions)."""
+        smoothing = self.settings.ranking.association_smoothing
+        tables = [PredicateAssociations(smoothing) for _ in range(self.folds + 1)]
         texts = []
         for example in examples:
             spans = [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)]
@@ -171,42 +241,5 @@ class Trainer:
             for fold, table in enumerate(tables):
                 if fold != example.fold:
                     table.add(question_grams, example.predicates)
-        neighbours = PredicateNeighbours(texts, [e.predicates for e in examples], [e.fold for e in examples])
-        for fold, table in enumerate(tables):
-            table.neighbours = neighbours
-            table.hidden_fold = fold if fold < FOLDS else None
-        return tables
-
-    def _cross_fitted_link_scores(self, examples: Sequence[_Example]) -> tuple[list[dict[str, float]], list[int], list[list[float]]]:
-        rows: list[dict[str, float]] = []
-        labels: list[int] = []
-        owners: list[int] = []
-        for i, example in enumerate(examples):
-            for candidate in example.link_candidates or []:
-                rows.append(candidate.features)
-                labels.append(int(candidate.term in example.gold))
-                owners.append(i)
-        scores = np.zeros(len(rows))
-        folds = np.array([examples[i].fold for i in owners])
-        for fold in range(FOLDS):
-            held_out = folds == fold
-            if held_out.any() and (~held_out).any():
-                kept = [i for i, hidden in enumerate(held_out) if not hidden]
-                scorer = _fit([rows[i] for i in kept], [labels[i] for i in kept], self.seed, LINKER_PARAMETERS)
-                scores[held_out] = scorer.score([r for r, h in zip(rows, held_out) if h])
-        per_example: list[list[float]] = [[] for _ in examples]
-        for owner, score in zip(owners, scores):
-            per_example[owner].append(float(score))
-        return rows, labels, per_example
-
-    def _rank_examples(
-        self, example: _Example, scores: list[float], associations: PredicateAssociations, rows: list[dict[str, float]]
-    ) -> list[int]:
-        """Append the ranking features of the example's candidates to `rows`; return their labels."""
-        candidates = example.link_candidates or []
-        analysis: Analysis = self.pipeline.analyse_links(example.text, example.mentions, candidates, scores)
-        self.pipeline.featurize(analysis, associations)
-        f1s = [question_prf([str(a) for a in c.answers], example.question.answers).f1 for c in analysis.candidates]
-        best = max(f1s, default=0.0)
-        rows.extend(c.features for c in analysis.candidates)
-        return [int(best >= POSITIVE_F1 and f1 >= best) for f1 in f1s]
+        neighbours = PredicateNeighbours.fit(texts, [e.predicates for e in examples], [e.fold for e in examples])
+        return tables, neighbours

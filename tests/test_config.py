@@ -13,8 +13,38 @@ from coqa.config import ConfigError, Settings, load_settings, read_config_file
 
 def test_config_yaml_documents_exactly_the_built_in_defaults() -> None:
     data = read_config_file(DEFAULT_CONFIG_FILE)
-    assert set(data) == set(Settings.__dataclass_fields__)
+    assert set(data) == set(Settings.__dataclass_fields__) - {"explicit"}
     assert Settings().with_overrides(data, "config.yaml") == Settings()
+
+
+def test_algorithm_sections_nest_in_files_and_environment(tmp_path: Path) -> None:
+    config = tmp_path / "coqa.yaml"
+    config.write_text("training:\n  ranker:\n    rounds: 40\nquery_generation:\n  chain_rows:\n    chain_out_in: 7\n", encoding="utf-8")
+    settings = load_settings(config, environ={"COQA_TRAINING__SEED": "4"})
+    assert (settings.training.ranker.rounds, settings.training.seed, settings.training.linker.rounds) == (40, 4, 300)
+    assert settings.query_generation.chain_rows == {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 7}
+    assert settings.explicit == {"training.ranker.rounds", "training.seed", "query_generation.chain_rows"}
+
+
+def test_a_models_recorded_settings_apply_unless_set_explicitly() -> None:
+    recorded = Settings().with_overrides({"query_generation": {"max_candidates": 50, "star_nodes": 2}}, "model").algorithm()
+    mine = load_settings(environ={"COQA_QUERY_GENERATION__MAX_CANDIDATES": "70"})
+    effective = mine.algorithm_for_model(recorded)
+    assert (effective.query_generation.max_candidates, effective.query_generation.star_nodes) == (70, 2)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"training": {"sed": 1}}, "unknown setting 'training.sed'"),
+        ({"training": 3}, "setting 'training' must be a mapping"),
+        ({"training": {"ranker": {"objective": "pairwise"}}}, "objective must be one of binary, lambdarank"),
+        ({"query_generation": {"chain_rows": [1]}}, "'query_generation.chain_rows' must be a mapping"),
+    ],
+)
+def test_bad_algorithm_settings_are_one_line_errors(values: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings().with_overrides(values, "test")
 
 
 def test_precedence_file_then_environment_then_flags(tmp_path: Path) -> None:

@@ -112,8 +112,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     train.add_argument("train_file", help="CCKS-format or NLPCC training file")
-    train.add_argument("-o", "--output", required=True, help="model to write")
-    train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    train.add_argument("-o", "--output", required=True, help="model directory to write")
+    train.add_argument("--seed", type=int, help="random seed (default: training.seed of the config, 0)")
     train.add_argument("--limit", type=int, help="train on the first N questions only")
     add_progress_option(train)
     add_kb_options(train)
@@ -273,7 +273,9 @@ def run_train(args: argparse.Namespace) -> int:
         with Progress(len(items), f"training (pass {passes})", args.progress_every) as shown:
             yield from shown.track(items)
 
-    model, summary = Trainer(pipeline, seed=args.seed, progress=progress).train(questions)
+    if args.seed is not None:
+        settings = settings.with_overrides({"training": {"seed": args.seed}}, "command line")
+    model, summary = Trainer(pipeline, settings, progress=progress).train(questions)
     model.save(args.output)
     print(
         f"trained on {summary.questions} questions: {summary.link_candidates} link candidates "

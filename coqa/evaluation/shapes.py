@@ -22,78 +22,43 @@ the first rule that matches, in this order.
 7. chain: 2 patterns joined by another variable (`<e> <p1> ?y . ?y <p2> ?x`).
 
 The answer variable is the first variable after SELECT; for `SELECT *` or
-ASK, the first variable of the body.
+ASK, the first variable of the body (coqa.gold reads the query). The
+categories are those of coqa.shapes, where each query shape names the
+category it expresses.
 """
 
 from __future__ import annotations
 
-import re
+from coqa.gold import Triple, is_literal, is_variable, parse_query
+from coqa.shapes import (
+    GOLD_CATEGORIES, GOLD_CHAIN, GOLD_COMPLEX, GOLD_LITERAL_CONSTRAINT, GOLD_ONE_HOP, GOLD_PREDICATE_ANSWER, GOLD_STAR,
+    GOLD_TYPE_CONSTRAINT, TYPE_PREDICATE,
+)  # fmt: skip
 
-from coqa.dataset import gold_triples
-
-ONE_HOP = "one hop"
-CHAIN = "chain"
-STAR = "star"
-TYPE_CONSTRAINT = "type constraint"
-LITERAL_CONSTRAINT = "literal constraint"
-PREDICATE_ANSWER = "predicate answer"
-COMPLEX = "complex"
-SHAPES = (ONE_HOP, CHAIN, STAR, TYPE_CONSTRAINT, LITERAL_CONSTRAINT, PREDICATE_ANSWER, COMPLEX)
-
-TYPE_PREDICATE = "<类型>"
-
-_QUOTED = re.compile(r'<[^<>\n]*>|"(?:[^"\\]|\\.)*"|\'[^\']*\'')
-_BEYOND_BGP = re.compile(
-    r"(?i)(?<![?$\w])(?:filter|union|optional|minus|values|bind|order\s+by|group\s+by|having|limit|offset)\b"
-    r"|(?<![?$\w])(?:count|sum|avg|min|max)\s*\("
-)
-_VARIABLE = re.compile(r"\?\w+")
-
-Triple = tuple[str, str, str]
-
-
-def _is_variable(term: str) -> bool:
-    return term.startswith("?")
-
-
-def _is_literal(term: str) -> bool:
-    return term.startswith(('"', "'"))
-
-
-def answer_variable(sparql: str, triples: list[Triple]) -> str | None:
-    """The first projected variable, else the first variable of the triples."""
-    head = _QUOTED.sub(" ", sparql).split("{", 1)[0]
-    projected = _VARIABLE.findall(head)
-    if projected:
-        return projected[0]
-    body_variables = [term for triple in triples for term in triple if _is_variable(term)]
-    return body_variables[0] if body_variables else None
+SHAPES = GOLD_CATEGORIES
 
 
 def _variables(triple: Triple) -> set[str]:
-    return {term for term in triple if _is_variable(term)}
+    return {term for term in triple if is_variable(term)}
 
 
 def query_shape(sparql: str) -> str:
     """The shape of a gold SPARQL query (one of SHAPES; rules in the module doc)."""
-    triples = [triple for triple in gold_triples(sparql) if _variables(triple)]
-    if _is_complex(sparql, triples):
-        return COMPLEX
-    answer = answer_variable(sparql, triples)
+    query = parse_query(sparql)
+    triples = [triple for triple in query.triples if _variables(triple)]
+    if not triples or len(triples) >= 3 or query.beyond_basic_pattern:
+        return GOLD_COMPLEX
+    if len(triples) == 2 and not (_variables(triples[0]) & _variables(triples[1])):
+        return GOLD_COMPLEX
+    answer = query.answer_variable
     if any(predicate == answer for _, predicate, _ in triples):
-        return PREDICATE_ANSWER
-    if any(p == TYPE_PREDICATE and not _is_variable(o) for _, p, o in triples):
-        return TYPE_CONSTRAINT
+        return GOLD_PREDICATE_ANSWER
+    if any(p == f"<{TYPE_PREDICATE}>" and not is_variable(o) for _, p, o in triples):
+        return GOLD_TYPE_CONSTRAINT
     if len(triples) == 1:
-        return ONE_HOP
-    if any(_is_literal(o) for _, _, o in triples):
-        return LITERAL_CONSTRAINT
+        return GOLD_ONE_HOP
+    if any(is_literal(o) for _, _, o in triples):
+        return GOLD_LITERAL_CONSTRAINT
     if all(answer in _variables(triple) for triple in triples):
-        return STAR
-    return CHAIN
-
-
-def _is_complex(sparql: str, triples: list[Triple]) -> bool:
-    if not triples or len(triples) >= 3 or _BEYOND_BGP.search(_QUOTED.sub(" ", sparql)):
-        return True
-    return len(triples) == 2 and not (_variables(triples[0]) & _variables(triples[1]))
+        return GOLD_STAR
+    return GOLD_CHAIN

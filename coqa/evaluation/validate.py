@@ -15,10 +15,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from coqa.dataset import GoldQuestion, format_nlpcc_record, gold_triples
+from coqa.dataset import GoldQuestion, format_nlpcc_record
 from coqa.evaluation.metrics import MacroScores, answer_list, answer_set, macro_scores, question_prf
 from coqa.evaluation.shapes import SHAPES, query_shape
 from coqa.explanation import Answer, Explanation
+from coqa.gold import parse_query
 
 RECALL_AT = (1, 3, 5, 10)
 
@@ -116,8 +117,7 @@ class ValidationReport:
 
 def gold_entities(sparql: str) -> list[str]:
     """Distinct `<names>` in subject or object position of the gold triples, in order."""
-    terms = [term for s, _, o in gold_triples(sparql) for term in (s, o) if term.startswith("<")]
-    return list(dict.fromkeys(terms))
+    return parse_query(sparql).entities()
 
 
 def linked_terms(explanation: Explanation) -> list[str]:

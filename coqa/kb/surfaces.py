@@ -12,7 +12,9 @@ import re
 import unicodedata
 
 _DOTS = ("•", "・", "‧", "∙")
-_QUALIFIER_OPENERS = ("_（", "_(", "（", "(")
+# The one rule for the `_（…）` qualifier of PKU BASE names (`_(` after NFKC).
+QUALIFIER_OPENERS = ("_（", "_(")
+_BRACKET_OPENERS = ("（", "(")
 _BRACKET_ALIAS = re.compile(r"[^_][（(]([^（）()]{2,})[）)]$")
 
 
@@ -34,11 +36,20 @@ def base_name(name: str) -> str:
     """An entity name without its qualifier: the `_（…）` description of PKU BASE
     (`李白_（唐朝诗人）` -> `李白`) or a trailing bracketed branch
     (`故宫博物院（故宫）` -> `故宫博物院`)."""
-    for opener in _QUALIFIER_OPENERS:
+    for opener in QUALIFIER_OPENERS + _BRACKET_OPENERS:
         cut = name.find(opener)
         if cut > 0:
             return name[:cut]
     return name
+
+
+def qualifier(name: str) -> str:
+    """The `_（…）` description of an entity name (`李白_（唐朝诗人）` -> `唐朝诗人`), or ''."""
+    for opener in QUALIFIER_OPENERS:
+        cut = name.find(opener)
+        if cut > 0:
+            return name[cut + len(opener) :].rstrip("）)")
+    return ""
 
 
 def bracket_alias(name: str) -> str:
