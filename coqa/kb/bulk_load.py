@@ -17,7 +17,7 @@ from coqa.kb.base import KBError
 from coqa.kb.formats import Triple
 from coqa.kb.ntriples import regular_lines_to_ntriples, triple_to_ntriples
 from coqa.kb.rejects import RejectsCounter
-from coqa.kb.triple_reading import TripleFileReader
+from coqa.kb.nlpcc_reading import triple_file_reader
 
 PIPE_BYTES = 1 << 20
 BULK_LOAD_NICENESS = 4
@@ -127,7 +127,7 @@ def store_pass(files: Sequence[tuple[Path, str]], store_path: Path, progress: tq
     sink = BulkSink(store)
     try:
         for path, kind in files:
-            TripleFileReader(path, kind, RejectsCounter(), sink).run(progress)
+            triple_file_reader(path, kind, RejectsCounter(), sink).run(progress)
     except BaseException:
         sink.abandon()
         raise

@@ -58,9 +58,11 @@ def load_kb(
     index_only: bool = False,
     progress: bool | None = None,
     rejects_path: str | Path | None = None,
+    kb_format: str | None = None,
 ) -> LoadReport:
-    """Load PKU BASE files (directories or files, see `find_sources`) into the
-    store directory `store_dir` and report the counts.
+    """Load PKU BASE or NLPCC KB files (directories or files, see
+    `find_sources`, which also says what `kb_format` does) into the store
+    directory `store_dir` and report the counts.
 
     `mode`: "new" refuses a directory that already holds a store, "replace"
     rebuilds it, "append" adds to it (keeping its facts and mention index).
@@ -81,7 +83,7 @@ def load_kb(
     """
     started = time.perf_counter()
     store_dir = Path(store_dir).expanduser()
-    files = find_sources(sources)
+    files = find_sources(sources, kb_format)
     if mode not in MODES:
         raise KBError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     rejects_target = Path(rejects_path).expanduser() if rejects_path else store_dir / REJECTS_FILE
