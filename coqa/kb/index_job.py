@@ -18,7 +18,7 @@ from tqdm import tqdm
 from coqa.kb.base import KBError
 from coqa.kb.formats import MENTIONS, NLPCC_KB, Triple
 from coqa.kb.line_reading import LineReader
-from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
+from coqa.kb.mention_index import MentionIndexBuilder
 from coqa.kb.mention_reading import MentionFileReader
 from coqa.kb.names import canonical_name
 from coqa.kb.nlpcc_reading import SubjectFeeder, triple_file_reader
@@ -69,8 +69,8 @@ IndexOutcome = tuple[list[FileReport], int, int]
 @dataclass
 class IndexJob:
     """The counting pass of a load: reads every file, counts and rejects its
-    lines, and builds the mention index (starting from `existing`, an index
-    directory, when appending). It runs in a separate process next to the
+    lines, and builds the mention index (adding a segment to `existing`, an
+    index directory, when appending). It runs in a separate process next to the
     store pass when the input is large, so both use a core."""
 
     files: list[tuple[Path, str]]
@@ -84,9 +84,7 @@ class IndexJob:
             return self._run(progress)
 
     def _run(self, progress: tqdm) -> IndexOutcome:
-        builder = MentionIndexBuilder()
-        if self.existing is not None:
-            builder.add_index(MentionIndex.open(self.existing))
+        builder = MentionIndexBuilder(self.existing)
         rejects = RejectsWriter(self.rejects_path)
         feeder, subjects = IndexFeeder(builder), SubjectFeeder(builder)
         reports = []
@@ -105,8 +103,7 @@ class IndexJob:
                 reports.append(report)
         finally:
             rejects.close()
-        builder.save(self.index_dir)
-        return reports, len(builder), rejects.count
+        return reports, builder.save(self.index_dir), rejects.count
 
 
 @contextmanager
