@@ -1,16 +1,18 @@
 """Load throughput and one-hop lookup latency, embedded and over HTTP.
 
-    python benchmarks/bench_load.py [--triples 1000000] [--data DIR] [--no-server]
+    python benchmarks/bench_load.py [--triples 1000000] [--data DIR] [--no-server] [--format nlpcc]
 
-Generates N synthetic PKU BASE triples (benchmarks/synthetic.py) unless
---data names a directory of PKU BASE files, loads them with coqa's loader
+Generates N synthetic PKU BASE triples (benchmarks/synthetic.py; with
+`--format nlpcc`, N lines of an NLPCC KB file) unless --data names a
+directory of such files, loads them with coqa's loader
 into a fresh store, then times `select ?x where { <e> <p> ?x }` for random
 (e, p) pairs that occur in the data: on the embedded store
 (OxigraphStore.select) and on a real `oxigraph serve` process on 127.0.0.1
 over a copy of the store (SparqlEndpoint.select).
 
 Targets (issue 2): >= 100k triples/s end to end at 10M triples; one-hop p50
-<= 1 ms on the embedded store.
+<= 1 ms on the embedded store. Issue 13: the same throughput for NLPCC KB
+lines at 10M.
 """
 
 from __future__ import annotations
@@ -39,13 +41,17 @@ from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.sparql_endpoint import SparqlEndpoint
 
 SERVER_START_TIMEOUT = 120.0
+# The files loaded, and the one lookups are sampled from, per format.
+_SOURCES = {"pkubase": "pkubase-*", "nlpcc": "nlpcc*"}
+_TRIPLE_FILES = {"pkubase": "pkubase-triples*", "nlpcc": "nlpcc*"}
 
 
-def generate(out: Path, triples: int, seed: int) -> float:
+def generate(out: Path, triples: int, seed: int, kb_format: str) -> float:
     """Write synthetic files into `out` in a separate process; the seconds it took."""
     clock = Stopwatch()
     script = Path(__file__).resolve().parent / "synthetic.py"
     command = [sys.executable, str(script), "--triples", str(triples), "--out", str(out), "--seed", str(seed)]
+    command += ["--format", kb_format]
     subprocess.run(command, check=True)
     return clock.lap()
 
@@ -60,18 +66,31 @@ def count_lines(path: Path) -> int:
     return lines + (last != b"\n")
 
 
+def _pkubase_pair(line: str) -> tuple[str, str] | None:
+    fields = line.split("\t")
+    if len(fields) < 3 or not fields[0].startswith("<") or not fields[1].startswith("<"):
+        return None
+    return fields[0][1:-1], fields[1][1:-1]
+
+
+def _nlpcc_pair(line: str) -> tuple[str, str] | None:
+    fields = line.split(" ||| ")
+    return (fields[0].strip(), fields[1].strip()) if len(fields) == 3 else None
+
+
 def sample_pairs(triples_file: Path, count: int, seed: int) -> list[tuple[str, str]]:
     """`count` (subject, predicate) name pairs drawn uniformly from the lines
-    of a triples file (reservoir sampling; lines that do not parse are skipped)."""
+    of a PKU BASE triples file or an NLPCC KB file (reservoir sampling; lines
+    that do not parse are skipped)."""
+    pair_of = _nlpcc_pair if triples_file.name.startswith("nlpcc") else _pkubase_pair
     rng = random.Random(seed)
     reservoir: list[tuple[str, str]] = []
     seen = 0
     with open(triples_file, encoding="utf-8", errors="replace") as source:
         for line in source:
-            fields = line.split("\t")
-            if len(fields) < 3 or not fields[0].startswith("<") or not fields[1].startswith("<"):
+            pair = pair_of(line)
+            if pair is None:
                 continue
-            pair = (fields[0][1:-1], fields[1][1:-1])
             if len(reservoir) < count:
                 reservoir.append(pair)
             elif (slot := rng.randrange(seen + 1)) < count:
@@ -115,7 +134,10 @@ def profiled(function: Callable[[], object], top: int) -> tuple[object, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark loading and one-hop lookups.")
     parser.add_argument("--triples", type=int, default=1_000_000, help="synthetic triples to generate (default 1M)")
-    parser.add_argument("--data", type=Path, help="load this directory of PKU BASE files instead of generating")
+    parser.add_argument("--data", type=Path, help="load this directory of PKU BASE (or NLPCC) files instead of generating")
+    parser.add_argument(
+        "--format", choices=("pkubase", "nlpcc"), default="pkubase", help="PKU BASE files or an NLPCC KB file (nlpcc*)"
+    )
     parser.add_argument("--work", type=Path, help="working directory (default: a temporary one, removed at the end)")
     parser.add_argument("--lookups", type=int, default=1000, help="one-hop queries per backend (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed for data and samples (default 0)")
@@ -125,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile", type=int, metavar="N", default=0, help="cProfile the load, print the top N functions")
     args = parser.parse_args(argv)
-    if args.data is not None and not any(args.data.glob("pkubase-triples*")):
-        parser.error(f"no pkubase-triples* file in {args.data}")
+    if args.data is not None and not any(args.data.glob(_TRIPLE_FILES[args.format])):
+        parser.error(f"no {_TRIPLE_FILES[args.format]} file in {args.data}")
     return run_in_work_dir(args, run)
 
 
@@ -135,8 +157,8 @@ def run(args: argparse.Namespace, work: Path) -> int:
     data = args.data
     if data is None:
         data = work / "data"
-        rows.append(("generate (separate process)", f"{generate(data, args.triples, args.seed):.1f} s"))
-    sources = sorted(data.glob("pkubase-*"))
+        rows.append(("generate (separate process)", f"{generate(data, args.triples, args.seed, args.format):.1f} s"))
+    sources = sorted(data.glob(_SOURCES[args.format]))
     if args.no_mentions:
         sources = [path for path in sources if "mention2ent" not in path.name]
     inputs = {path.name: count_lines(path) for path in sources}
@@ -147,7 +169,8 @@ def run(args: argparse.Namespace, work: Path) -> int:
     note(f"loading {sum(inputs.values()):,} lines from {data}")
     cpu_before = cpu_seconds()
     clock = Stopwatch()
-    load = functools.partial(load_kb, sources, store_dir, mode="new", progress=False)
+    kb_format = "nlpcc" if args.format == "nlpcc" else None
+    load = functools.partial(load_kb, sources, store_dir, mode="new", progress=False, kb_format=kb_format)
     report, profile_text = profiled(load, args.profile) if args.profile else (load(), "")
     seconds = clock.lap()
     rows += load_rows(report, inputs, seconds)
@@ -163,7 +186,7 @@ def run(args: argparse.Namespace, work: Path) -> int:
     rows.append(("load: peak RSS of the largest child process", f"{child_peak:,.0f} MB (generator, index builder)"))
     rows.append(("machine (after load)", machine_load()))
     note("timing one-hop lookups")
-    queries = one_hop_queries(sample_pairs(next(data.glob("pkubase-triples*")), args.lookups, args.seed))
+    queries = one_hop_queries(sample_pairs(next(data.glob(_TRIPLE_FILES[args.format])), args.lookups, args.seed))
     embedded = OxigraphStore(store_dir / STORE_SUBDIR)
     rows += latency_rows("one-hop embedded (OxigraphStore)", time_queries(embedded, queries), len(queries))
     embedded.close()

@@ -39,7 +39,7 @@ def build(data: Path, store_dir: Path) -> dict[str, Any]:
     does; runs in its own process, so the peak memory is the build's."""
     from coqa.kb import INDEX_SUBDIR
     from coqa.kb.loader import load_kb
-    from coqa.kb.mention_index import INDEX_FILE
+    from coqa.kb.mention_index import segment_files
 
     loaded = load_kb([data], store_dir, mode="replace", index_only=True, progress=False)
     collected = loaded.files[0].seconds
@@ -49,7 +49,7 @@ def build(data: Path, store_dir: Path) -> dict[str, Any]:
         "collect_s": collected,
         "save_s": loaded.seconds - collected,
         "peak_rss_mb": memory()["peak_mb"],
-        "index_mb": (store_dir / INDEX_SUBDIR / INDEX_FILE).stat().st_size / 2**20,
+        "index_mb": sum(path.stat().st_size for path in segment_files(store_dir / INDEX_SUBDIR)) / 2**20,
     }
 
 

@@ -1,6 +1,7 @@
-"""Synthetic PKU-BASE-shaped files for the speed and scale benchmarks.
+"""Synthetic PKU-BASE-shaped (or NLPCC-shaped) files for the speed and scale benchmarks.
 
     python benchmarks/synthetic.py --triples N --out DIR [--mentions M] [--seed S]
+    python benchmarks/synthetic.py --format nlpcc --triples N --out DIR [--seed S]
 
 writes DIR/pkubase-triples.txt, DIR/pkubase-types.txt and
 DIR/pkubase-mention2ent.txt in PKU BASE's formats. The output is a pure
@@ -13,6 +14,10 @@ mention lines), unless its comment says it was chosen. The slice under-counts
 literals (its README: literal triples were mostly not published), so
 LITERAL_SHARE is low compared with the full PKU BASE; pass --literal-share to
 change it.
+
+`--format nlpcc` writes DIR/nlpcc-kb.txt instead: N lines
+`subject ||| predicate ||| object` shaped like the NLPCC KBQA knowledge base
+(constants under "NLPCC" below), streamed and deterministic the same way.
 """
 
 from __future__ import annotations
@@ -114,6 +119,35 @@ ONE_CHAR_MENTION_SHARE = 0.0027
 EMPTY_MENTION_SHARE = 0.00007
 # Mention lines per triple in the slice (used when --mentions is not given).
 MENTIONS_PER_TRIPLE = 59581 / 69991
+
+# --- NLPCC: fitted on ../shared/data/nlpcc-kbqa/nlpcc-kbqa-kb.txt ------------
+# (113,478 triples, 18,800 subjects, 4,606 predicates) unless the comment says otherwise.
+NLPCC_FILE = "nlpcc-kb.txt"
+# Out-degree: the compact KB gives every subject about 6 (it was built so);
+# the full NLPCC KB has 47.9M triples for 8.7M subjects: mean 5.5. Chosen: a
+# lognormal with that mean and the spread of PKU BASE's (std of ln 0.645).
+NLPCC_OUT_DEGREE_LOGNORMAL = (math.log(5.5) - 0.645**2 / 2, 0.645)
+# ln(length) of subject names: mean 1.702, std 0.633 (median 5); ASCII 4.8%;
+# a `（…）` or `(…)` qualifier: 1.8%.
+NLPCC_SUBJECT_LENGTH_LOGNORMAL = (1.702, 0.633)
+NLPCC_ASCII_SUBJECT_SHARE = 0.048
+NLPCC_QUALIFIER_SHARE = 0.018
+# 4,606 predicates for 113,478 triples; frequency against rank: slope -0.92.
+NLPCC_PREDICATES_PER_TRIPLE = 4606 / 113478
+NLPCC_PREDICATE_ZIPF = 0.92
+# Objects that are also a subject's name: 5.7%.
+NLPCC_OBJECT_IS_SUBJECT_SHARE = 0.057
+# ln(length) of the other objects: mean 1.845, std 0.813 (median 6, max 680);
+# ASCII 16.6%; with an inner space 13.2%; with a `"` 0.12%, `<` or `>` 0.12%,
+# `|` 0.07%, `\\` 0.06%.
+NLPCC_OBJECT_LENGTH_LOGNORMAL = (1.845, 0.813)
+NLPCC_MAX_OBJECT_LENGTH = 700
+NLPCC_ASCII_OBJECT_SHARE = 0.166
+NLPCC_SPACE_OBJECT_SHARE = 0.132
+NLPCC_OBJECT_QUIRKS = (('"', 0.0012), ("<", 0.0006), (">", 0.0006), ("|", 0.0007), ("\\", 0.0006))
+# Chosen, not fitted: lines the loader must reject, one in 100,000 each: an
+# object holding ` ||| `, and a line with two fields.
+NLPCC_BAD_LINE_SHARE = 0.00001
 
 TRIPLE_CHUNK_SUBJECTS = 20_000
 LINE_CHUNK = 50_000
@@ -435,6 +469,77 @@ def _mention_lines(
     return lines
 
 
+NLPCC_SUBJECT = NameShape(
+    5, NLPCC_SUBJECT_LENGTH_LOGNORMAL, ONE_CHAR_NAME_SHARE, NLPCC_QUALIFIER_SHARE, NLPCC_ASCII_SUBJECT_SHARE, 0.0, True
+)
+
+
+def _nlpcc_objects(rng: np.random.Generator, count: int) -> list[str]:
+    """`count` NLPCC object strings that are not subject names."""
+    lengths = np.clip(
+        np.rint(rng.lognormal(*NLPCC_OBJECT_LENGTH_LOGNORMAL, size=count)), 1, NLPCC_MAX_OBJECT_LENGTH
+    ).astype(np.int64)
+    ascii_rows = rng.random(count) < NLPCC_ASCII_OBJECT_SHARE
+    codes = CJK_TABLE[rng.integers(0, 1 << _CHAR_TABLE_BITS, size=int(lengths.sum()))]
+    alphabet = np.frombuffer(_ASCII_LITERAL_CHARS.encode("utf-32-le"), dtype=np.uint32)
+    owner = np.repeat(ascii_rows, lengths)
+    codes[owner] = alphabet[codes[owner] % len(alphabet)]
+    text = codes.astype("<u4").tobytes().decode("utf-32-le")
+    quirks = ((" ", NLPCC_SPACE_OBJECT_SHARE),) + NLPCC_OBJECT_QUIRKS
+    out = []
+    start = 0
+    for length, draw in zip(lengths.tolist(), rng.random(count).tolist()):
+        value = text[start : start + length]
+        start += length
+        bound = 0.0
+        for quirk, share in quirks:
+            bound += share
+            if draw < bound:
+                if length > 1:
+                    value = value[: length // 2] + quirk + value[length // 2 :]
+                break
+        out.append(value)
+    return out
+
+
+def nlpcc_chunks(triples: int, seed: int) -> Iterator[str]:
+    """The NLPCC KB file as text chunks: exactly `triples` lines."""
+    rng = np.random.default_rng([seed, 4])
+    names = NameSource(seed)
+    subjects_total = max(1, math.ceil(triples / math.exp(NLPCC_OUT_DEGREE_LOGNORMAL[0] + 0.645**2 / 2)))
+    predicates = max(16, round(triples * NLPCC_PREDICATES_PER_TRIPLE))
+    next_subject = 0
+    left = triples
+    while left > 0:
+        degrees = np.clip(
+            np.rint(rng.lognormal(*NLPCC_OUT_DEGREE_LOGNORMAL, size=TRIPLE_CHUNK_SUBJECTS)), 1, MAX_OUT_DEGREE
+        ).astype(np.int64)
+        ends = np.cumsum(degrees)
+        used = min(int(np.searchsorted(ends, left)) + 1, len(ends))
+        count = min(int(ends[used - 1]), left)
+        subjects = np.repeat(np.arange(next_subject, next_subject + used) % subjects_total, degrees[:used])[:count]
+        predicate_ids = zipf_ranks(rng.random(count), predicates, NLPCC_PREDICATE_ZIPF) - 1
+        draws = rng.random(count)
+        named_objects = draws < NLPCC_OBJECT_IS_SUBJECT_SHARE
+        objects = _scatter(zipf_ranks(rng.random(count), subjects_total, OBJECT_ZIPF), subjects_total)
+        strings = iter(_nlpcc_objects(rng, int((~named_objects).sum())))
+        subject = _named(names, NLPCC_SUBJECT, np.concatenate([subjects, objects[named_objects]]))
+        predicate = _named(names, PREDICATE, predicate_ids)
+        lines = []
+        rows = zip(subjects.tolist(), predicate_ids.tolist(), objects.tolist(), named_objects.tolist(), draws.tolist())
+        for s, p, o, named, draw in rows:
+            obj = subject[o] if named else next(strings)
+            if 1 - draw < NLPCC_BAD_LINE_SHARE:
+                lines.append(f"{subject[s]} ||| {predicate[p]}\n")
+            elif 1 - draw < 2 * NLPCC_BAD_LINE_SHARE:
+                lines.append(f"{subject[s]} ||| {predicate[p]} ||| {obj} ||| {obj}\n")
+            else:
+                lines.append(f"{subject[s]} ||| {predicate[p]} ||| {obj}\n")
+        yield "".join(lines).replace("_（", "（")
+        next_subject += used
+        left -= count
+
+
 def write_chunks(path: Path, chunks: Iterator[str]) -> None:
     """Write text chunks to `path` as UTF-8 with `\\n` line ends."""
     with open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as out:
@@ -460,6 +565,13 @@ def generate(
     return {TRIPLES_FILE: triples, TYPES_FILE: type_lines, MENTIONS_FILE: mentions}
 
 
+def generate_nlpcc(out: Path, triples: int, seed: int) -> dict[str, int]:
+    """Write the NLPCC KB file into `out`; return its line count."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_chunks(out / NLPCC_FILE, nlpcc_chunks(triples, seed))
+    return {NLPCC_FILE: triples}
+
+
 def _report(counts: dict[str, int], out: Path, seconds: float, stream: TextIO) -> None:
     for name, lines in counts.items():
         print(f"{out / name}: {lines:,} lines", file=stream)
@@ -469,6 +581,9 @@ def _report(counts: dict[str, int], out: Path, seconds: float, stream: TextIO) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write synthetic PKU-BASE-shaped files (streamed, deterministic).")
     parser.add_argument("--triples", type=int, required=True, help="lines in pkubase-triples.txt (0 for none)")
+    parser.add_argument(
+        "--format", choices=("pkubase", "nlpcc"), default="pkubase", help=f"nlpcc: write only {NLPCC_FILE}"
+    )
     parser.add_argument("--out", type=Path, required=True, help="output directory (created)")
     parser.add_argument(
         "--mentions", type=int, default=None, help="lines in pkubase-mention2ent.txt (default: 0.85 per triple)"
@@ -483,7 +598,10 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.literal_share <= 1.0:
         parser.error("--literal-share must be between 0 and 1")
     started = time.perf_counter()
-    counts = generate(args.out, args.triples, args.mentions, args.seed, args.literal_share)
+    if args.format == "nlpcc":
+        counts = generate_nlpcc(args.out, args.triples, args.seed)
+    else:
+        counts = generate(args.out, args.triples, args.mentions, args.seed, args.literal_share)
     _report(counts, args.out, time.perf_counter() - started, sys.stderr)
     return 0
 

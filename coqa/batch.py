@@ -103,8 +103,14 @@ def answer_stream(settings: Settings, questions: Sequence[str], jobs: int = 1) -
         yield from pool.imap(_answer_in_worker, questions, chunksize=4)
 
 
-def write_answers(answers: Iterable[Answer], write_line: Callable[[str], None], report: BatchReport) -> None:
-    """Write one result line per answer and count what happened; reasons are logged."""
+def write_answers(
+    answers: Iterable[Answer],
+    write_line: Callable[[str], None],
+    report: BatchReport,
+    render: Callable[[Answer], str] = Answer.line,
+) -> None:
+    """Write what `render` makes of each answer (by default its result line)
+    and count what happened; reasons are logged."""
     for answer in answers:
         report.add(answer)
-        write_line(answer.line())
+        write_line(render(answer))

@@ -28,11 +28,20 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class QueryGenerationSettings:
-    """How far query generation looks around the linked nodes (bounds the work per question)."""
+    """How far query generation looks around the linked nodes. Every number
+    bounds work per question whatever the degree of a node; when one cut
+    something, the explanation records it (coqa.explanation.CapCut)."""
 
     one_hop_nodes: int = 5
     chain_nodes: int = 3
     star_nodes: int = 5
+    # Predicates expanded per node and direction, the most relevant to the question first.
+    predicates_per_direction: int = 60
+    # Answers fetched per expanded predicate (the count of all of them comes from the store).
+    answers_per_predicate: int = 200
+    # First-hop predicates per node and chain shape whose two-hop paths are discovered.
+    chain_predicates: int = 20
+    # Rows asked per typed discovery query.
     discover_rows: int = 3000
     # Rows of two-hop paths asked per chain shape: the rarer the shape in CCKS, the less it may cost.
     chain_rows: Mapping[str, int] = field(

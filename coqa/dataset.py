@@ -5,7 +5,17 @@ A CCKS file holds blocks separated by blank lines (lines that are empty or
 hold only white space): `qN:question`, the gold SPARQL (one or more lines),
 then the gold answers tab-separated. A plain question file holds one question
 per line, `qN:` optional. An NLPCC KBQA file holds `<question id=N>\tquestion`
-lines (training files add `<triple id=N>` and `<answer id=N>` lines).
+lines (training files add `<triple id=N>\tsubject ||| predicate ||| object`
+and `<answer id=N>\tanswer` lines), records separated by lines of `=`.
+
+An NLPCC record is read into the same `GoldQuestion` as a CCKS block, in the
+terms the NLPCC knowledge base is loaded as (coqa.kb.nlpcc_reading: subjects
+are entities, objects literals): the gold triple gives the gold SPARQL
+`SELECT ?x WHERE { <subject> <predicate> ?x . }`, the answer line the gold
+answer `"answer"` (the literal that query returns). NLPCC answers are the
+literal values without quotes, a line of them split at ` | ` (`nlpcc_answers`);
+an NLPCC submission answers each question as `<question id=N>\tquestion`,
+`<answer id=N>\ta1 | a2` (best first) and a line of `=` (`format_nlpcc_record`).
 
 Lines end at LF (or CRLF); a lone carriage return is a character of its line.
 A result line holds one question's answers separated by tabs; inside an
@@ -25,6 +35,11 @@ from typing import Iterable, Iterator
 _QUESTION_PREFIX = re.compile(r"^\s*q\d+\s*[:：]\s*", re.I)
 _SPARQL_START = re.compile(r"^\s*(select|ask|prefix|base)\b", re.I)
 _NLPCC_QUESTION = re.compile(r"^\s*<question id=\s*\d+\s*>", re.I)
+_NLPCC_FIELD = re.compile(r"^\s*<(question|triple|answer) id=\s*(\d+)\s*>[ \t]?(.*)$", re.I)
+_NLPCC_SEPARATOR = re.compile(r"^\s*=+\s*$")
+NLPCC_ANSWER_SEPARATOR = " | "
+_NLPCC_TRIPLE_SPLIT = re.compile(r"\s*\|\|\|\s*")
+NLPCC_RECORD_END = "=" * 50
 _FIELD_ESCAPES = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 PLAIN, CCKS, NLPCC = "plain", "ccks", "nlpcc"
@@ -129,29 +144,112 @@ def file_format(lines: list[str]) -> str:
     return PLAIN
 
 
+def nlpcc_gold_sparql(subject: str, predicate: str) -> str:
+    """The gold SPARQL of an NLPCC gold triple (its object is the answer)."""
+    return f"SELECT ?x WHERE {{ <{subject.strip()}> <{predicate.strip()}> ?x . }}"
+
+
+def parse_nlpcc(lines: list[str], path: str | Path) -> list[GoldQuestion]:
+    """The records of an NLPCC KBQA file (lines of the file at `path`, named
+    in errors) in file order, numbered by their ids. A record starts at its
+    `<question id=N>` line; its `<triple id=N>` and `<answer id=N>` lines
+    (optional: a question file has none) must carry the same id. Lines of `=`
+    and blank lines separate records; any other line is refused with its
+    line number."""
+    records: list[dict[str, object]] = []
+    for line_number, line in enumerate(lines, start=1):
+        if not line.strip() or _NLPCC_SEPARATOR.match(line):
+            continue
+        match = _NLPCC_FIELD.match(line)
+        if not match:
+            raise DatasetError(f"{path}:{line_number}: expected a <question id=N>, <triple id=N> or <answer id=N> line")
+        field, number, value = match.group(1).lower(), int(match.group(2)), match.group(3).strip()
+        if field == "question":
+            records.append({"number": number, "question": value})
+            continue
+        if not records or records[-1]["number"] != number or field in records[-1]:
+            raise DatasetError(f"{path}:{line_number}: <{field} id={number}> does not belong to the question before it")
+        records[-1][field] = _nlpcc_field(field, value, f"{path}:{line_number}")
+    return [
+        GoldQuestion(
+            int(record["number"]),  # type: ignore[call-overload]
+            str(record["question"]),
+            str(record.get("triple", "")),
+            tuple(record.get("answer", ())),  # type: ignore[arg-type]
+        )
+        for record in records
+    ]
+
+
+def _nlpcc_field(field: str, value: str, where: str) -> object:
+    """The gold SPARQL of a triple line (none when its subject or predicate
+    is empty, as in a few NLPCC training records), the gold answers of an
+    answer line."""
+    if field == "answer":
+        return (f'"{value}"',) if value else ()
+    parts = _NLPCC_TRIPLE_SPLIT.split(value, maxsplit=2)  # the object may be empty
+    if len(parts) != 3:
+        raise DatasetError(f"{where}: a gold triple must be `subject ||| predicate ||| object`")
+    if not parts[0].strip() or not parts[1].strip():
+        return ""
+    return nlpcc_gold_sparql(parts[0], parts[1])
+
+
+def read_gold_questions(path: str | Path) -> list[GoldQuestion]:
+    """The labelled questions of a CCKS file or of an NLPCC KBQA file (for
+    `coqa train` and `coqa eval`); DatasetError for a file that is neither."""
+    lines = read_lines(path)
+    if file_format(lines) == NLPCC:
+        return parse_nlpcc(lines, path)
+    return parse_ccks(lines, path)
+
+
 @dataclass(frozen=True)
 class QuestionFile:
-    """The questions of a file given to `coqa answer`, and the format they were read from."""
+    """The questions of a file given to `coqa answer`, the format they were
+    read from and, for NLPCC, each question's id."""
 
     questions: list[str]
-    kind: str  # PLAIN or CCKS
+    kind: str  # PLAIN, CCKS or NLPCC
+    ids: tuple[int, ...] = ()
 
 
 def read_question_file(path: str | Path) -> QuestionFile:
     """The questions of a plain question file (one per line, `qN:` stripped,
-    empty lines kept: each input line gets one answer line) or of a CCKS file
-    (the question of each block). An NLPCC file is refused with DatasetError
-    (coqa does not answer NLPCC questions yet)."""
+    empty lines kept: each input line gets one answer line), of a CCKS file
+    (the question of each block) or of an NLPCC file (each record's question
+    and id)."""
     lines = read_lines(path)
     kind = file_format(lines)
     if kind == NLPCC:
-        raise DatasetError(
-            f"{path} is an NLPCC KBQA file (<question id=N> lines), which coqa cannot answer yet: "
-            "give a file with one question per line or a CCKS file"
-        )
+        records = parse_nlpcc(lines, path)
+        return QuestionFile([record.question for record in records], NLPCC, tuple(r.number for r in records))
     if kind == CCKS:
         return QuestionFile([question.question for question in parse_ccks(lines, path)], CCKS)
     return QuestionFile([strip_question_prefix(line) for line in lines], PLAIN)
+
+
+def term_value(term: str) -> str:
+    """The value of a PKU BASE term string: `"literal"` and `<name>` without
+    their quotes or brackets; anything else as it is."""
+    if len(term) >= 2 and (term[0], term[-1]) in (('"', '"'), ("<", ">")):
+        return term[1:-1]
+    return term
+
+
+def nlpcc_answers(terms: Iterable[str]) -> list[str]:
+    """NLPCC answer strings of answer terms, in order: each term's value split
+    at ` | ` (an NLPCC answer line lists several answers so), empty parts dropped."""
+    return [part for term in terms for part in term_value(term).split(NLPCC_ANSWER_SEPARATOR) if part.strip()]
+
+
+def format_nlpcc_record(number: int, question: str, answers: Iterable[str]) -> str:
+    """One question of an NLPCC submission: `<question id=N>`, `<answer id=N>`
+    with the NLPCC answers of the answer terms joined by ` | ` (best first),
+    and the line of `=` that ends a record; tabs and line breaks inside a
+    field are written as `\t`, `\n`, `\r`."""
+    shown = NLPCC_ANSWER_SEPARATOR.join(escape_field(answer) for answer in nlpcc_answers(answers))
+    return f"<question id={number}>\t{escape_field(question)}\n<answer id={number}>\t{shown}\n{NLPCC_RECORD_END}\n"
 
 
 def escape_field(text: str) -> str:

@@ -39,6 +39,19 @@ class CandidateRecord:
 
 
 @dataclass
+class CapCut:
+    """A query_generation setting that cut something for this question:
+    `kept` of the `found` predicates, answers, rows or candidates at `where`
+    (a node and direction or shape, a predicate, or the whole question).
+    For a row limit that was reached, `found` is the limit plus one."""
+
+    setting: str
+    where: str
+    kept: int
+    found: int
+
+
+@dataclass
 class Explanation:
     """Every stage's output for one question. `failure` says why there is no
     answer (bad input, no mention, no candidate, KB error) and is None otherwise."""
@@ -48,6 +61,7 @@ class Explanation:
     mentions: list[MentionRecord] = field(default_factory=list)
     linked: list[LinkedTerm] = field(default_factory=list)
     candidates: list[CandidateRecord] = field(default_factory=list)  # best first
+    cuts: list[CapCut] = field(default_factory=list)  # settings that bounded query generation
     chosen: CandidateRecord | None = None
     failure: str | None = None
     seconds: float = 0.0

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
 from coqa.config import ConfigError, Settings
 from coqa.cues import CUES
-from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
+from coqa.explanation import Answer, CandidateRecord, CapCut, Explanation, LinkedTerm, MentionRecord
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
 from coqa.kb.mention_index import MentionIndex
@@ -43,6 +43,7 @@ class Analysis:
     link_candidates: list[LinkCandidate]
     linked: list[LinkedNode]
     candidates: list[Candidate]
+    cuts: list[CapCut] = field(default_factory=list)  # query_generation settings that cut something
 
 
 def canonical_key(candidate: Candidate, linked: list[LinkedNode]) -> tuple:
@@ -119,22 +120,26 @@ class Pipeline:
         return detect_mentions(text, self.index, self.extra_spans)
 
     def generate(self, text: str, linked: list[LinkedNode]) -> list[Candidate]:
-        """Candidate queries for the linked nodes of the normalized question, in
-        canonical order: by the link rank of their nodes, shape, then bindings.
+        """Candidate queries for the linked nodes of the normalized question (see `generate_recorded`)."""
+        return self.generate_recorded(text, linked)[0]
 
-        The generator groups some candidates through sets, whose iteration order
-        changes with PYTHONHASHSEED; the ranker's training rows and its ties
-        must not, so that the same inputs train the same model in any process.
-        """
-        candidates = self.generator.generate(linked, count_question=bool(CUES["count"].search(text)))
-        return sorted(candidates, key=lambda candidate: canonical_key(candidate, linked))
+    def generate_recorded(self, text: str, linked: list[LinkedNode]) -> tuple[list[Candidate], list[CapCut]]:
+        """`generate`, with the query_generation settings that cut something.
+        Candidates come in canonical order: by the link rank of their nodes,
+        shape, then bindings. The generator groups some candidates through
+        sets, whose iteration order changes with PYTHONHASHSEED; the ranker's
+        training rows and its ties must not, so that the same inputs train the
+        same model in any process."""
+        candidates, cuts = self.generator.generate_recorded(linked, text, count_question=bool(CUES["count"].search(text)))
+        return sorted(candidates, key=lambda candidate: canonical_key(candidate, linked)), cuts
 
     def analyse(self, text: str) -> Analysis:
         """Mentions, scored links and candidate queries for a normalized question."""
         linker = self._trained(self.linker)
         mentions = self.detect(text)
         linking = linker.link(text, mentions)
-        return Analysis(text, mentions, linking.candidates, linking.linked, self.generate(text, linking.linked))
+        candidates, cuts = self.generate_recorded(text, linking.linked)
+        return Analysis(text, mentions, linking.candidates, linking.linked, candidates, cuts)
 
     def rank(self, analysis: Analysis) -> list[tuple[float, Candidate]]:
         """Candidates with their scores, best first."""
@@ -179,6 +184,7 @@ class Pipeline:
             explanation.failure = "no mention of a known entity or value"
             return []
         ranked = self.rank(analysis)
+        explanation.cuts = analysis.cuts
         explanation.candidates = [self._record(score, c) for score, c in ranked]
         if not ranked:
             explanation.failure = "no candidate query"

@@ -1,12 +1,16 @@
 """Query generation: candidate SPARQL queries for the linked entities.
 
 The shapes are those of the registry (coqa.shapes), one template each in
-queries/. The knowledge base is asked which predicates and paths exist
-around each linked entity (the `discover_*` templates); each family of
-shapes has one generator here that instantiates its shapes with what exists
-(within the query_generation settings), and each candidate carries the
+queries/. The work per question does not grow with the degree of an entity:
+the store counts the distinct predicates around each linked node
+(`discover_out`/`discover_in`), the ones most relevant to the question are
+kept (`relevance`), and only those are expanded into answers (`expand_*`)
+and two-hop paths or typed answers (the shapes' `discover_*` templates,
+restricted to them). Each family of shapes has one generator here that
+instantiates its shapes with what exists, and each candidate carries the
 answers it would return, so the ranker can look at them and only the chosen
-query is run again at the end.
+query is run again at the end. Every query_generation setting that cut
+something is returned as a CapCut for the explanation.
 """
 
 from __future__ import annotations
@@ -14,14 +18,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations, permutations
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from coqa.config import QueryGenerationSettings
+from coqa.explanation import CapCut
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.shapes import (
-    CHAIN, COUNT, DISCOVER_IN, DISCOVER_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
+    CHAIN, COUNT, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
     PREDICATE, STAR3_IN, STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
 )  # fmt: skip
 from coqa.templates import Template
@@ -30,7 +35,8 @@ from coqa.templates import Template
 @dataclass
 class Candidate:
     """One instantiated template: its shape, bindings, the linked nodes it
-    uses, its predicates in path order, and its answers."""
+    uses, its predicates in path order, and its answers (for a one-hop shape
+    at most answers_per_predicate of them; `answer_count` says how many the store has)."""
 
     shape: Shape
     bindings: dict[str, Term]
@@ -38,6 +44,7 @@ class Candidate:
     predicates: tuple[str, ...]
     answers: tuple[Term, ...]
     features: dict[str, float] = field(default_factory=dict)
+    answer_count: int = 0  # one-hop shapes: how many answers the store has; else 0
 
     def sparql(self, templates: Mapping[str, Template]) -> str:
         return templates[self.shape.name].render(self.bindings)
@@ -45,8 +52,13 @@ class Candidate:
 
 @dataclass
 class _Neighbourhood:
+    """The expanded predicates around a node: predicate -> the answers fetched
+    (at most answers_per_predicate) and predicate -> how many there are in all."""
+
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
+    out_counts: dict[str, int] = field(default_factory=dict)
+    in_counts: dict[str, int] = field(default_factory=dict)
 
     def subjects_by_node(self) -> dict[Term, set[str]]:
         """For the incoming edges: subject -> the predicates it points here with."""
@@ -66,6 +78,24 @@ def _invert(edges: Mapping[str, set[Term]]) -> dict[Term, set[str]]:
     return result
 
 
+def relevance(predicate: str, question: str, surface: str) -> float:
+    """How much of the predicate's name the question spells out, outside the
+    mention of the node itself: the share of its distinct characters found
+    there (0 to 1). Cheap on purpose: it only orders what gets expanded; the
+    trained ranker judges the candidates."""
+    letters = set(predicate)
+    if not letters:
+        return 0.0
+    rest = set(question) - set(surface)
+    return len(letters & rest) / len(letters)
+
+
+def most_relevant(counts: Mapping[str, int], question: str, surface: str, keep: int) -> list[str]:
+    """The `keep` predicates most relevant to the question; ties go to the
+    predicate with fewer edges (the more specific relation), then by name."""
+    return sorted(counts, key=lambda p: (-relevance(p, question, surface), counts[p], p))[:keep]
+
+
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
 
@@ -74,62 +104,120 @@ class QueryGenerator:
         self.templates = templates
         self.limits = limits
 
-    def _discover(self, name: str, limit: int, **terms: Term) -> list[tuple[Term | None, ...]]:
-        return self.kb.select(self.templates[name].render({**terms, "limit": limit})).rows
+    def _select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
+        return self.kb.select(self.templates[name].render(bindings)).rows
 
-    def _neighbourhood(self, node: Term) -> _Neighbourhood:
-        out: dict[str, set[Term]] = defaultdict(set)
-        inward: dict[str, set[Term]] = defaultdict(set)
-        if not node.is_literal:
-            for predicate, obj in self._discover(DISCOVER_OUT, self.limits.discover_rows, e=node):
-                if predicate is not None and obj is not None:
-                    out[predicate.value].add(obj)
-        for subject, predicate in self._discover(DISCOVER_IN, self.limits.discover_rows, e=node):
-            if predicate is not None and subject is not None:
-                inward[predicate.value].add(subject)
-        return _Neighbourhood(out, inward)
+    def _predicate_counts(self, name: str, node: Term) -> dict[str, int]:
+        counts = {}
+        for predicate, count in self._select(name, e=node):
+            if predicate is not None and count is not None:
+                counts[predicate.value] = int(count.value)
+        return counts
 
-    def generate(self, nodes: list[LinkedNode], count_question: bool = False) -> list[Candidate]:
-        """Candidates for the linked nodes (best first); count variants only
-        when the question asks for a number of things."""
+    def _neighbourhood(self, node: LinkedNode, question: str, cuts: list[CapCut]) -> _Neighbourhood:
+        """Count the predicates around the node in the store, keep the most
+        relevant ones, then fetch answers for those only."""
+        out_counts = {} if node.term.is_literal else self._predicate_counts(DISCOVER_OUT, node.term)
+        in_counts = self._predicate_counts(DISCOVER_IN, node.term)
+        hood = _Neighbourhood({}, {}, {}, {})
+        for direction, counts, template, edges, kept in (
+            ("out", out_counts, EXPAND_OUT, hood.out, hood.out_counts),
+            ("in", in_counts, EXPAND_IN, hood.inward, hood.in_counts),
+        ):
+            chosen = most_relevant(counts, question, node.surface, self.limits.predicates_per_direction)
+            if len(chosen) < len(counts):
+                cuts.append(CapCut("predicates_per_direction", f"{node.term} {direction}", len(chosen), len(counts)))
+            kept.update((p, counts[p]) for p in chosen)
+            for predicate, answers in self._expand(template, node.term, kept).items():
+                edges[predicate] = answers
+            for predicate in chosen:
+                fetched = len(edges.get(predicate, ()))
+                if counts[predicate] > fetched:
+                    where = f"{node.term} {direction} {predicate}"
+                    cuts.append(CapCut("answers_per_predicate", where, fetched, counts[predicate]))
+        return hood
+
+    def _expand(self, template: str, node: Term, counts: Mapping[str, int]) -> dict[str, set[Term]]:
+        """The answers of each predicate: the predicates with few answers in one
+        query, each with more than answers_per_predicate in its own LIMITed query."""
+        cap = self.limits.answers_per_predicate
+        small = [p for p, n in counts.items() if n <= cap]
+        batches = [(small, sum(counts[p] for p in small))] if small else []
+        batches += [([p], cap) for p, n in counts.items() if n > cap]
+        answers: dict[str, set[Term]] = defaultdict(set)
+        for predicates, limit in batches:
+            rows = self._select(template, e=node, predicates=[Term.entity(p) for p in predicates], limit=limit)
+            for predicate, answer in rows:
+                if predicate is not None and answer is not None:
+                    answers[predicate.value].add(answer)
+        return answers
+
+    def generate(self, nodes: list[LinkedNode], question: str = "", count_question: bool = False) -> list[Candidate]:
+        """Candidates for the linked nodes (best first) of the normalized
+        `question`; count variants only when it asks for a number of things."""
+        return self.generate_recorded(nodes, question, count_question)[0]
+
+    def generate_recorded(
+        self, nodes: list[LinkedNode], question: str, count_question: bool = False
+    ) -> tuple[list[Candidate], list[CapCut]]:
+        """`generate`, with the settings that cut something while generating."""
+        cuts: list[CapCut] = []
         top = nodes[: self.limits.one_hop_nodes]
-        hoods = {node.term: self._neighbourhood(node.term) for node in top}
+        hoods = {node.term: self._neighbourhood(node, question, cuts) for node in top}
         candidates: list[Candidate] = []
         for node in top:
             candidates.extend(self._one_hop(node, hoods[node.term]))
         for node in [n for n in top if not n.term.is_literal][: self.limits.chain_nodes] + [
             n for n in top if n.term.is_literal
         ][:2]:
-            candidates.extend(self._chains(node))
+            candidates.extend(self._chains(node, hoods[node.term], question, cuts))
         pairs = [(a, b) for a, b in permutations(top[: self.limits.star_nodes], 2) if not a.overlaps(b)]
         for first, second in pairs:
-            candidates.extend(self._pair(first, second, hoods))
+            candidates.extend(self._pair(first, second, hoods, cuts))
         for trio in combinations(top[: self.limits.star_nodes], 3):
             if not any(a.overlaps(b) for a, b in combinations(trio, 2)):
                 candidates.extend(self._star3(trio, hoods))
         if count_question:
             candidates.extend(self._counts(candidates))
-        return _deduplicate(candidates)[: self.limits.max_candidates]
+        unique = _deduplicate(candidates)
+        if len(unique) > self.limits.max_candidates:
+            cuts.append(CapCut("max_candidates", "question", self.limits.max_candidates, len(unique)))
+        return unique[: self.limits.max_candidates], cuts
 
     def _one_hop(self, node: LinkedNode, hood: _Neighbourhood) -> Iterable[Candidate]:
         for predicate, objects in hood.out.items():
-            yield Candidate(ONE_HOP_OUT, {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(objects))
+            bindings = {"e": node.term, "p": Term.entity(predicate)}
+            yield Candidate(ONE_HOP_OUT, bindings, (node,), (predicate,), _sorted(objects), answer_count=hood.out_counts[predicate])
         for predicate, subjects in hood.inward.items():
-            yield Candidate(ONE_HOP_IN, {"e": node.term, "p": Term.entity(predicate)}, (node,), (predicate,), _sorted(subjects))
+            bindings = {"e": node.term, "p": Term.entity(predicate)}
+            yield Candidate(ONE_HOP_IN, bindings, (node,), (predicate,), _sorted(subjects), answer_count=hood.in_counts[predicate])
 
-    def _chains(self, node: LinkedNode) -> Iterable[Candidate]:
+    def _chains(self, node: LinkedNode, hood: _Neighbourhood, question: str, cuts: list[CapCut]) -> Iterable[Candidate]:
+        """Two-hop paths whose first predicate is among the node's most relevant ones."""
         for shape in shapes_of(CHAIN):
             if node.term.is_literal and not shape.accepts_literal_first():
                 continue
+            first = [p for p in (hood.out_counts if shape.outward else hood.in_counts) if p != TYPE_PREDICATE]
+            chosen = first[: self.limits.chain_predicates]
+            if len(chosen) < len(first):
+                cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(first)))
+            if not chosen:
+                continue
+            limit = self.limits.chain_rows[shape.name]
+            rows = self._select(shape.discovery, e=node.term, predicates=[Term.entity(p) for p in chosen], limit=limit)
+            if len(rows) == limit:
+                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), limit, limit + 1))
             paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-            for p1, p2, answer in self._discover(shape.discovery, self.limits.chain_rows[shape.name], e=node.term):
+            for p1, p2, answer in rows:
                 if p1 is not None and p2 is not None and answer is not None and answer != node.term:
                     paths[(p1.value, p2.value)].add(answer)
             for (p1, p2), answers in paths.items():
                 bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
                 yield Candidate(shape, bindings, (node,), (p1, p2), _sorted(answers))
 
-    def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
+    def _pair(
+        self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood], cuts: list[CapCut]
+    ) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
         yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node(), b.subjects_by_node(), ordered=True)
         yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node(), b.subjects_by_node(), ordered=False)
@@ -138,7 +226,7 @@ class QueryGenerator:
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
         if TYPE_PREDICATE in b.inward and not first.term.is_literal:
-            yield from self._typed(first, second)
+            yield from self._typed(first, second, a, cuts)
 
     def _linked_facts(
         self, first: LinkedNode, second: LinkedNode, predicate: str, hood: _Neighbourhood, second_hood: _Neighbourhood
@@ -158,10 +246,20 @@ class QueryGenerator:
             bindings = {"e": second.term, **fact, "p": Term.entity(other)}
             yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), _sorted(objects))
 
-    def _typed(self, node: LinkedNode, type_node: LinkedNode) -> Iterable[Candidate]:
+    def _typed(self, node: LinkedNode, type_node: LinkedNode, hood: _Neighbourhood, cuts: list[CapCut]) -> Iterable[Candidate]:
+        """Answers of the node's expanded predicates that have the linked type."""
         for shape in shapes_of(TYPED):
+            predicates = list(hood.out_counts if shape.outward else hood.in_counts)
+            if not predicates:
+                continue
+            limit = self.limits.discover_rows
+            rows = self._select(
+                shape.discovery, e=node.term, t=type_node.term, predicates=[Term.entity(p) for p in predicates], limit=limit
+            )
+            if len(rows) == limit:
+                cuts.append(CapCut("discover_rows", f"{node.term} {shape.name}", limit, limit + 1))
             typed: dict[str, set[Term]] = defaultdict(set)
-            for predicate, answer in self._discover(shape.discovery, self.limits.discover_rows, e=node.term, t=type_node.term):
+            for predicate, answer in rows:
                 if predicate is not None and answer is not None:
                     typed[predicate.value].add(answer)
             for predicate, answers in typed.items():
@@ -214,12 +312,13 @@ class QueryGenerator:
 
     @staticmethod
     def _counts(candidates: list[Candidate]) -> list[Candidate]:
-        """The COUNT variants of the candidates of every shape some COUNT shape counts."""
+        """The COUNT variants of the candidates of every shape some COUNT shape
+        counts; a one-hop count is the store's, not that of the answers fetched."""
         variants: dict[str, list[Shape]] = defaultdict(list)
         for shape in shapes_of(COUNT):
             variants[shape.counts or ""].append(shape)
         return [
-            Candidate(variant, c.bindings, c.nodes, c.predicates, (Term.literal(str(len(c.answers))),))
+            Candidate(variant, c.bindings, c.nodes, c.predicates, (Term.literal(str(max(c.answer_count, len(c.answers)))),))
             for c in candidates
             for variant in variants.get(c.shape.name, ())
         ]

@@ -101,9 +101,11 @@ SHAPES_BY_NAME: dict[str, Shape] = {shape.name: shape for shape in SHAPES}
 # generation and the entity look-ups of linking.
 DISCOVER_OUT = "discover_out"
 DISCOVER_IN = "discover_in"
+EXPAND_OUT = "expand_out"
+EXPAND_IN = "expand_in"
 ENTITY_DEGREE = "degree"
 ENTITY_TYPES = "types"
-LOOKUPS = (DISCOVER_OUT, DISCOVER_IN, ENTITY_DEGREE, ENTITY_TYPES)
+LOOKUPS = (DISCOVER_OUT, DISCOVER_IN, EXPAND_OUT, EXPAND_IN, ENTITY_DEGREE, ENTITY_TYPES)
 
 
 def shapes_of(family: str) -> tuple[Shape, ...]:

@@ -1,11 +1,10 @@
 """Shared fixtures: a knowledge base in an embedded store, the same data behind
-a real `oxigraph serve` process, and small loopback HTTP servers for
-protocol-level tests (error replies, slow servers, gStore's API)."""
+a real `oxigraph serve` process and a real gStore, and small loopback HTTP
+servers for protocol-level tests (error replies, slow servers)."""
 
 from __future__ import annotations
 
 import http.server
-import json
 import os
 import threading
 import time
@@ -19,15 +18,20 @@ import pyoxigraph as ox
 import pytest
 
 from coqa.kb import STORE_SUBDIR
-from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
 from coqa.kb.loader import load_kb
-from coqa.kb.names import NAME_BASE, Term, name_to_iri
+from coqa.kb.export import GSTORE, NTRIPLES, export_kb, render_triple
+from coqa.kb.formats import Triple
+from coqa.kb.gstore_server import GStoreServer, gstore_available, serve_gstore
+from coqa.kb.names import Term, name_to_iri
 from coqa.kb.oxigraph_server import serve_store_copy
 from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.virtuoso_server import serve_virtuoso, virtuoso_available
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = REPO_ROOT.parent / "shared" / "data" / "pkubase-bench"
+GSTORE_TOOLS = REPO_ROOT.parent / "shared" / "tools" / "gstore-1.2"
+VIRTUOSO_SCRIPT = REPO_ROOT.parent / "shared" / "tools" / "virtuoso" / "start-virtuoso.sh"
 SERVER_START_TIMEOUT = 30.0
 
 WRITER = "林海_（虚构作家）"
@@ -123,6 +127,56 @@ def bench_server(bench_store_dir: Path, tmp_path_factory: pytest.TempPathFactory
         yield url
 
 
+def gstore_tools() -> Path:
+    """The gStore tools folder; skips the test, saying why, when no gStore can run here."""
+    reason = gstore_available(GSTORE_TOOLS)
+    if reason:
+        pytest.skip(f"no real gStore on this machine: {reason}")
+    return GSTORE_TOOLS
+
+
+@pytest.fixture(scope="session")
+def gstore_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GStoreServer]:
+    """A real gStore on 127.0.0.1 holding the demo KB plus FIXTURE_FACTS, from `coqa export --to gstore`."""
+    tools = gstore_tools()
+    work = tmp_path_factory.mktemp("gstore")
+    nt_file = work / "kb.nt"
+    export_kb([DEMO_DIR / name for name in DEMO_KB_FILES], GSTORE, nt_file, progress=False)
+    with nt_file.open("a", encoding="utf-8") as out:
+        out.writelines(render_triple(Triple(s, p, o), GSTORE) for s, p, o in FIXTURE_FACTS)
+    with serve_gstore(tools, nt_file, work) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def bench_gstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GStoreServer]:
+    """A real gStore holding pkubase-bench as `coqa export --to gstore` writes it."""
+    if not (BENCH_DIR / "pkubase-triples.txt").is_file():
+        pytest.skip(f"the pkubase-bench data set is not at {BENCH_DIR}")
+    tools = gstore_tools()
+    work = tmp_path_factory.mktemp("bench-gstore")
+    nt_file = work / "pkubase.nt"
+    export_kb([BENCH_DIR], GSTORE, nt_file, progress=False)
+    with serve_gstore(tools, nt_file, work) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def bench_virtuoso(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The SPARQL endpoint URL of a real Virtuoso holding pkubase-bench as
+    `coqa export --to ntriples` writes it (skips, saying why, when Virtuoso cannot run here)."""
+    if not (BENCH_DIR / "pkubase-triples.txt").is_file():
+        pytest.skip(f"the pkubase-bench data set is not at {BENCH_DIR}")
+    reason = virtuoso_available(VIRTUOSO_SCRIPT)
+    if reason:
+        pytest.skip(f"no real Virtuoso on this machine: {reason}")
+    work = tmp_path_factory.mktemp("bench-virtuoso")
+    (work / "load").mkdir()
+    export_kb([BENCH_DIR], NTRIPLES, work / "load" / "pkubase.nt", progress=False)
+    with serve_virtuoso(VIRTUOSO_SCRIPT, work / "load", work) as url:
+        yield url
+
+
 # --- loopback HTTP servers for protocol tests -------------------------------
 
 
@@ -214,44 +268,3 @@ def _handler(
             """Silent: pytest output stays readable."""
 
     return Handler
-
-
-def gstore_emulator(
-    kb: OxigraphStore, user: str = "root", password: str = "123456", db: str = "pkubase"
-) -> Callable[[Request], Reply]:
-    """A ghttp stand-in: checks the documented query request, answers from a real
-    store in the documented JSON layout with bare names, or with a non-zero StatusCode."""
-
-    def respond(request: Request) -> Reply:
-        params = {key: values[0] for key, values in request.params.items()}
-        if request.method != "GET" or params.get("operation") != "query" or params.get("format") != "json":
-            return Reply(400, "unexpected request")
-        if (params.get("username"), params.get("password")) != (user, password):
-            return Reply(200, json.dumps({"StatusCode": 903, "StatusMsg": "wrong password"}))
-        if params.get("db_name") != db:
-            return Reply(200, json.dumps({"StatusCode": 1004, "StatusMsg": f"database {params.get('db_name')} not built"}))
-        if NAME_BASE in params["sparql"]:
-            return Reply(200, json.dumps({"StatusCode": 1004, "StatusMsg": "unknown IRI form"}))
-        try:
-            result = kb.select(params["sparql"])
-        except KBError as error:
-            return Reply(200, json.dumps({"StatusCode": 1004, "StatusMsg": str(error)}))
-        bindings = [
-            {
-                var: {"type": "literal" if term.is_literal else "uri", "value": term.value}
-                for var, term in zip(result.variables, row)
-                if term is not None
-            }
-            for row in result.rows
-        ]
-        reply = {
-            "StatusCode": 0,
-            "StatusMsg": "success",
-            "head": {"link": [], "vars": result.variables},
-            "results": {"bindings": bindings},
-            "AnsNum": len(bindings),
-            "QueryTime": "1",
-        }
-        return Reply(200, json.dumps(reply, ensure_ascii=False))
-
-    return respond

@@ -104,14 +104,6 @@ def test_a_ccks_file_is_answered_question_by_question(store: str, tmp_path: Path
     assert "is a CCKS file" in capsys.readouterr().err
 
 
-def test_an_nlpcc_file_is_refused_in_one_line(store: str, tmp_path: Path, capsys) -> None:
-    nlpcc = tmp_path / "nlpcc.txt"
-    nlpcc.write_text("<question id=1>\t谁写了某书？\n<triple id=1>\t某书 ||| 作者 ||| 某人\n<answer id=1>\t某人\n=====\n", "utf-8")
-    code = main(["answer", str(nlpcc), "-o", str(tmp_path / "r.txt"), "--store", store])
-    assert code == 2 and "NLPCC" in one_line_error(capsys.readouterr().err)
-    assert not (tmp_path / "r.txt").exists()
-
-
 def test_file_formats() -> None:
     assert file_format(["q1:谁？", "select ?x where { <a> <b> ?x }", "<c>"]) == CCKS
     assert file_format(["", "  ", "q1: 谁？", "", "SELECT ?x { }"]) == CCKS

@@ -371,7 +371,7 @@ def test_sources_must_be_pku_base_files(tmp_path: Path) -> None:
     write(tmp_path, "train.txt", "q1:问题\n")
     with pytest.raises(KBError, match="cannot tell what .*train.txt holds"):
         load_kb([tmp_path / "train.txt"], tmp_path / "store")
-    with pytest.raises(KBError, match="no PKU BASE files in"):
+    with pytest.raises(KBError, match="no knowledge-base files in"):
         load_kb([tmp_path], tmp_path / "store")
     with pytest.raises(KBError, match="no such file or directory"):
         load_kb([tmp_path / "missing"], tmp_path / "store")

@@ -1,9 +1,12 @@
 """The mention index builder: batch normalization equals the one-by-one
 contract, and every kind of surface (mention, name, base name, bracket alias,
-literal, literal segment) is found after a save and reopen."""
+literal, literal segment) is found after a save and reopen. An index grown
+by appended segments answers exactly as one built at once."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import marisa_trie
@@ -15,6 +18,8 @@ from coqa.kb.mention_index import (
     MAX_LITERAL_LENGTH,
     MENTION,
     NAME,
+    MAX_SEGMENTS,
+    SEGMENT_LIST,
     IndexEntry,
     MentionIndex,
     MentionIndexBuilder,
@@ -80,20 +85,106 @@ def test_a_target_equal_to_its_key_is_stored_once_and_read_back_whole(tmp_path: 
     builder.add_entities(["李白", "Li Bai"])
     builder.add_mentions(["李白"], ["李白"], [1])
     index = _saved(builder, tmp_path)
-    assert index._trie["李白"] and all(value.endswith(b"\t") for value in index._trie["李白"])
+    trie = marisa_trie.BytesTrie()
+    trie.mmap(str(tmp_path / "mentions.marisa"))
+    assert trie["李白"] and all(value.endswith(b"\t") for value in trie["李白"])
     assert set(index.lookup("李白")) == {IndexEntry(NAME, "李白", 0), IndexEntry(MENTION, "李白", 1)}
     assert index.lookup("li bai") == [IndexEntry(NAME, "Li Bai", 0)]
     assert [match.entries for match in index.find_all("诗人李白")] == [tuple(index.lookup("李白"))]
 
 
-def test_appending_to_an_index_with_whole_targets_adds_no_twins(tmp_path: Path) -> None:
-    """Indexes written before targets equal to their key were left out hold
-    them in full; appending to one must not store such an entry twice."""
-    old = tmp_path / "old"
-    old.mkdir()
-    marisa_trie.BytesTrie([("李白", f"{NAME}0\t李白".encode())]).save(str(old / "mentions.marisa"))
-    builder = MentionIndexBuilder()
-    builder.add_index(MentionIndex.open(old))
-    builder.add_entities(["李白"])
-    assert len(builder) == 1
-    assert _saved(builder, tmp_path / "new").lookup("李白") == [IndexEntry(NAME, "李白", 0)]
+def _surfaces() -> st.SearchStrategy[str]:
+    return st.text(st.sampled_from("李白杜甫诗人唐朝ab_（）、"), min_size=1, max_size=5)
+
+
+# One load: (mention rows, entity names, literal values).
+_LOADS = st.lists(
+    st.tuples(
+        st.lists(st.tuples(_surfaces(), _surfaces(), st.integers(0, 3)), max_size=6),
+        st.lists(_surfaces(), max_size=4),
+        st.lists(_surfaces(), max_size=4),
+    ),
+    min_size=1,
+    max_size=MAX_SEGMENTS + 3,
+)
+
+
+def _add_load(builder: MentionIndexBuilder, load: tuple) -> None:
+    rows, names, values = load
+    builder.add_mentions([row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows])
+    builder.add_entities(names)
+    builder.add_literals(values)
+
+
+def _answers(index: MentionIndex, probes: list[str]) -> list:
+    """Everything a reader of the index can ask, for each probe text."""
+    return [
+        (
+            index.lookup(probe),
+            list(index.find_all(probe)),
+            [index.completions(probe, start, 1, 3) for start in range(len(probe))],
+        )
+        for probe in probes
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_LOADS, st.lists(_surfaces(), min_size=1, max_size=8))
+def test_an_index_grown_by_appends_answers_as_one_built_at_once(tmp_path_factory, loads: list, probes: list[str]) -> None:
+    root = tmp_path_factory.mktemp("appends")
+    at_once = MentionIndexBuilder()
+    for load in loads:
+        _add_load(at_once, load)
+    at_once.save(root / "at-once")
+    directory = None
+    for number, load in enumerate(loads):
+        appended = MentionIndexBuilder(directory)
+        _add_load(appended, load)
+        directory = root / f"append-{number}"
+        saved_entries = appended.save(directory)
+    expected, grown = MentionIndex.open(root / "at-once"), MentionIndex.open(directory)
+    assert saved_entries == len(grown) == len(expected)
+    assert len(json.loads((directory / SEGMENT_LIST).read_text())["segments"]) <= MAX_SEGMENTS
+    assert _answers(grown, probes) == _answers(expected, probes)
+
+
+def test_an_append_shares_the_segments_and_adds_only_what_is_new(tmp_path: Path) -> None:
+    base = MentionIndexBuilder()
+    base.add_entities(["李白", "杜甫"])
+    base.save(tmp_path / "base")
+    appended = MentionIndexBuilder(tmp_path / "base")
+    appended.add_entities(["李白", "王维"])
+    appended.add_mentions(["诗佛"], ["王维"], [1])
+    assert len(appended) == 2
+    assert appended.save(tmp_path / "next") == 4
+    assert json.loads((tmp_path / "next" / SEGMENT_LIST).read_text()) == {"segments": ["mentions.marisa", "mentions-1.marisa"]}
+    assert os.path.samefile(tmp_path / "base" / "mentions.marisa", tmp_path / "next" / "mentions.marisa")
+    assert MentionIndex.open(tmp_path / "next").lookup("诗佛") == [IndexEntry(MENTION, "王维", 1)]
+    assert MentionIndex.open(tmp_path / "base").lookup("诗佛") == []
+
+
+def test_an_append_with_nothing_new_adds_no_segment(tmp_path: Path) -> None:
+    base = MentionIndexBuilder()
+    base.add_entities(["李白"])
+    base.save(tmp_path / "base")
+    appended = MentionIndexBuilder(tmp_path / "base")
+    appended.add_entities(["李白"])
+    assert appended.save(tmp_path / "next") == 1
+    assert json.loads((tmp_path / "next" / SEGMENT_LIST).read_text()) == {"segments": ["mentions.marisa"]}
+
+
+def test_past_max_segments_the_smallest_are_merged(tmp_path: Path) -> None:
+    directory = tmp_path / "0"
+    first = MentionIndexBuilder()
+    first.add_entities([f"实体{i}" for i in range(1000)])
+    first.save(directory)
+    for number in range(1, MAX_SEGMENTS + 1):
+        builder = MentionIndexBuilder(directory)
+        builder.add_entities([f"新{number}"])
+        directory = tmp_path / str(number)
+        builder.save(directory)
+    names = json.loads((directory / SEGMENT_LIST).read_text())["segments"]
+    assert len(names) == MAX_SEGMENTS // 2
+    assert os.path.samefile(tmp_path / "0" / "mentions.marisa", directory / "mentions.marisa")  # the large one is not rewritten
+    assert sorted(path.name for path in directory.iterdir()) == sorted(names + [SEGMENT_LIST])
+    assert len(MentionIndex.open(directory)) == 1000 + MAX_SEGMENTS

@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 from coqa.kb.names import (
     NAME_BASE,
     canonical_name,
+    gstore_to_name,
     iri_to_name,
+    name_to_gstore,
     name_to_iri,
     sparql_name,
     sparql_string,
-    to_pkubase_sparql,
+    to_gstore_sparql,
     to_standard_sparql,
 )
 from coqa.kb.oxigraph_store import results_from_oxigraph
@@ -74,7 +76,27 @@ def test_rewriting_leaves_strings_comparisons_and_w3c_iris_alone() -> None:
     assert '"<不是名字>"' in rewritten and f"<{XSD_INTEGER}>" in rewritten
     assert "?n < 5" in rewritten and "?n <= 9" in rewritten
     assert to_standard_sparql(rewritten) == rewritten
-    assert to_pkubase_sparql(rewritten) == query
+    assert to_gstore_sparql(rewritten) == query
+
+
+@settings(max_examples=500, deadline=None)
+@given(_names)
+@example("x%20y")
+@example("x%%41")
+@example("2008年北京奥运会 ")
+def test_gstore_form_round_trips_and_holds_nothing_gstore_refuses(name: str) -> None:
+    written = name_to_gstore(name)
+    assert gstore_to_name(written) == canonical_name(name)
+    assert not any(char in written for char in ' <>"{}|^`\\\t\n\r')
+
+
+def test_gstore_form_keeps_ordinary_names_bare() -> None:
+    for name in ["莫妮卡·贝鲁奇", "李白_（唐朝著名诗人）", "100%", "1.3%", "C#", "a&b"]:
+        assert name_to_gstore(name) == name
+    assert name_to_gstore("2008年北京奥运会 ") == "2008年北京奥运会"
+    assert name_to_gstore("Rock and Roll") == "Rock%20and%20Roll"
+    assert name_to_gstore("x%20y") == "x%2520y"
+    assert to_gstore_sparql("select ?x where { <Rock and Roll> <类型> ?x }") == "select ?x where { <Rock%20and%20Roll> <类型> ?x }"
 
 
 def test_sparql_string_escapes_everything_that_could_break_a_query() -> None:

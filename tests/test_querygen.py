@@ -4,9 +4,18 @@ of the CCKS gold queries."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
+from coqa.config import QueryGenerationSettings
+from coqa.explanation import CapCut
+from coqa.kb import STORE_SUBDIR
+from coqa.kb.base import KnowledgeBase
+from coqa.kb.loader import load_kb
+from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.linking import LinkedNode
+from coqa.querygen import Candidate, QueryGenerator, most_relevant, relevance
 from coqa.resources import QUERIES_DIR
 from coqa.coverage import expressing_template
 from coqa.dataset import read_ccks
@@ -19,7 +28,7 @@ TEMPLATES = load_templates(QUERIES_DIR)
 
 def test_every_template_renders_with_terms_for_its_placeholders() -> None:
     for name, template in TEMPLATES.items():
-        bindings = {key: (5 if key == "limit" else [Term.entity("甲")] if key == "entities" else Term.entity(f"名{key}")) for key in template.placeholders}
+        bindings = {key: (5 if key == "limit" else [Term.entity("甲")] if key in ("entities", "predicates") else Term.entity(f"名{key}")) for key in template.placeholders}
         query = template.render(bindings)
         assert "{{" not in query and query.upper().startswith("SELECT"), name
 
@@ -54,3 +63,72 @@ def test_templates_express_at_least_95_percent_of_train_gold_queries() -> None:
     questions = read_ccks(TRAIN)
     expressible = sum(expressing_template(q.sparql, TEMPLATES) is not None for q in questions)
     assert expressible / len(questions) >= 0.95
+
+
+# --- query generation around a hub: relevance before expansion, caps recorded ---
+
+HUB_EDGES = 300  # more predicates than a small predicates_per_direction keeps
+
+
+@pytest.fixture(scope="module")
+def hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """A real store where <枢纽> has one edge the question asks about among
+    HUB_EDGES others, each by its own predicate, a typed neighbour, and 8 members."""
+    data = tmp_path_factory.mktemp("hub-data")
+    lines = ["<枢纽>\t<首都>\t<京城> .", "<京城>\t<类型>\t<城市> .", "<京城>\t<人口>\t\"2000万\" ."]
+    lines += [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(HUB_EDGES)]
+    lines += [f"<邻居{i}>\t<人口>\t<远端{i}> ." for i in range(HUB_EDGES)]
+    lines += [f"<枢纽>\t<成员>\t<成员{i}> ." for i in range(8)]
+    (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (data / "pkubase-mention2ent.txt").write_text("枢纽\t枢纽\t1\n", encoding="utf-8")
+    store = tmp_path_factory.mktemp("hub-store") / "s"
+    load_kb([data], store, progress=False)
+    kb = OxigraphStore(store / STORE_SUBDIR)
+    yield kb
+    kb.close()
+
+
+def _generate(kb: KnowledgeBase, question: str, **limits: int) -> tuple[list[Candidate], list[CapCut]]:
+    generator = QueryGenerator(kb, TEMPLATES, QueryGenerationSettings(**limits))
+    hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
+    return generator.generate_recorded([hub], question)
+
+
+def test_relevance_is_the_share_of_predicate_characters_spelled_out_beside_the_mention() -> None:
+    assert relevance("首都", "枢纽的首都是哪里", "枢纽") == 1.0
+    assert relevance("关系1", "枢纽的首都是哪里", "枢纽") == 0.0
+    assert most_relevant({"关系1": 1, "首都": 1, "人口": 9}, "枢纽的首都", "枢纽", 2) == ["首都", "关系1"]
+
+
+def test_the_asked_predicate_of_a_hub_is_expanded_and_the_cut_recorded(hub_kb: KnowledgeBase) -> None:
+    candidates, cuts = _generate(hub_kb, "枢纽的首都是哪里", predicates_per_direction=10)
+    one_hop = {c.predicates[0] for c in candidates if c.shape.name == "one_hop_out"}
+    assert "首都" in one_hop and len(one_hop) == 10
+    assert CapCut("predicates_per_direction", "<枢纽> out", 10, HUB_EDGES + 2)  # + 首都, 成员 in cuts
+    chains = {c.predicates for c in candidates if c.shape.name == "chain_out_out"}
+    assert ("首都", "人口") in chains
+
+
+def test_answers_per_predicate_bounds_fetching_but_counts_come_from_the_store(hub_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(hub_kb, TEMPLATES, QueryGenerationSettings(answers_per_predicate=5))
+    hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
+    candidates, cuts = generator.generate_recorded([hub], "枢纽有多少成员", count_question=True)
+    members = {c.shape.name: c for c in candidates if c.predicates == ("成员",)}
+    assert len(members["one_hop_out"].answers) == 5 and members["one_hop_out"].answer_count == 8
+    assert members["count_out"].answers == (Term.literal("8"),)
+    assert CapCut("answers_per_predicate", "<枢纽> out 成员", 5, 8) in cuts
+
+
+def test_typed_discovery_keeps_only_neighbours_of_the_type(hub_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(hub_kb, TEMPLATES, QueryGenerationSettings(predicates_per_direction=400))
+    hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
+    city = LinkedNode(Term.entity("城市"), 0.8, 3, 5, "城市")
+    candidates, _ = generator.generate_recorded([hub, city], "枢纽的哪个城市")
+    typed = [c for c in candidates if c.shape.name == "type_out"]
+    assert [(c.predicates[0], c.answers) for c in typed] == [("首都", (Term.entity("京城"),))]
+
+
+def test_max_candidates_records_what_it_cut(hub_kb: KnowledgeBase) -> None:
+    candidates, cuts = _generate(hub_kb, "枢纽的首都", max_candidates=5)
+    assert len(candidates) == 5
+    assert [cut for cut in cuts if cut.setting == "max_candidates"][0].kept == 5

@@ -12,9 +12,9 @@ from typing import Callable
 
 import pytest
 
-from conftest import BENCH_DIR, WRITER, Loopback, gstore_emulator
+from conftest import BENCH_DIR, WRITER
+from coqa.kb.gstore_server import GStoreServer
 from coqa.kb.oxigraph_server import free_port
-from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.cli.main import main
 
 TWO_COLUMNS = (
@@ -66,12 +66,11 @@ def test_query_from_file_and_stdin(
     assert run_cli(capsys, "sparql", "-", "--store", str(kb_store_dir)) == (0, "<云溪市>\n", "")
 
 
-def test_gstore_options(
-    capsys: pytest.CaptureFixture[str], loopback: Callable[..., Loopback], embedded_kb: OxigraphStore
-) -> None:
-    server = loopback(gstore_emulator(embedded_kb, db="demo"))
+def test_gstore_options(capsys: pytest.CaptureFixture[str], gstore_server: GStoreServer) -> None:
     query = f"select ?x where {{ ?x <作者> <{WRITER}> }} order by ?x"
-    assert run_cli(capsys, "sparql", query, "--gstore", server.url, "--db", "demo") == (0, "<北河记>\n<雪夜行>\n", "")
+    server = ["--gstore", gstore_server.url, "--db", gstore_server.db]
+    assert run_cli(capsys, "sparql", query, *server) == (0, "<北河记>\n<雪夜行>\n", "")
+    assert run_cli(capsys, "sparql", f"ask {{ ?x <作者> <{WRITER}> }}", *server) == (0, "true\n", "")
 
 
 @pytest.mark.parametrize(

@@ -6,16 +6,24 @@ import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
 from coqa.cli.output import ResultOutput
 from coqa.cli.progress import Progress, add_progress_option
-from coqa.dataset import CCKS, DatasetError, read_ccks, read_question_file
+from coqa.dataset import (
+    CCKS,
+    NLPCC,
+    DatasetError,
+    QuestionFile,
+    format_nlpcc_record,
+    read_gold_questions,
+    read_question_file,
+)
 
 if TYPE_CHECKING:  # the pipeline imports the model stack: only the commands' run functions need it
     from coqa.batch import BatchReport
-    from coqa.explanation import Explanation
+    from coqa.explanation import Answer, Explanation
 
 SHOWN_CANDIDATES = 5
 Example = TypeVar("Example")
@@ -27,7 +35,10 @@ when there is no answer; a tab, LF or CR inside an answer is written as \\t,
 
 QUESTIONS holds one question per line (a leading `qN:` is stripped), or is a
 CCKS file (qN:question / SPARQL / answers / blank line blocks), whose
-questions are answered. NLPCC files are not read yet.
+questions are answered, or an NLPCC KBQA file (<question id=N> lines), whose
+questions are answered in the NLPCC submission layout: <question id=N>,
+<answer id=N> with the answers separated by ' | ' (the values of the best
+query's answers, no quotes or brackets), a line of '='.
 
 A question that cannot be answered (empty, too long, nothing recognisable,
 a knowledge-base error) gets an empty line and a logged reason
@@ -41,6 +52,8 @@ ANSWER_EPILOG = """examples:
       the shipped demo knowledge base and model
   coqa answer dev.txt -o result.txt --store /data/pkubase-store --jobs 2
       the questions of a CCKS file, two worker processes
+  coqa answer ../shared/data/nlpcc-kbqa/dev.txt -o result.txt --store /tmp/n --model /tmp/nm
+      an NLPCC file, answered in the NLPCC submission layout
   coqa answer questions.txt -o - --endpoint http://127.0.0.1:7878/query --mention-index /data/idx/mentions
       a SPARQL endpoint, result lines on stdout"""
 
@@ -53,7 +66,9 @@ Exit code 1 when the knowledge base failed for every question asked."""
 
 TRAIN_EPILOG = """examples:
   coqa train ../shared/data/pkubase-bench/train.txt --store /tmp/s -o /tmp/model
-  coqa train train.txt --store /tmp/s -o /tmp/model --limit 500 --seed 1"""
+  coqa train train.txt --store /tmp/s -o /tmp/model --limit 500 --seed 1
+  coqa train ../shared/data/nlpcc-kbqa/train.txt --store /tmp/n -o /tmp/nm
+      an NLPCC training file: its gold triples and answers supervise"""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -64,7 +79,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         epilog=ANSWER_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    answer.add_argument("questions", help="question file, UTF-8: one question per line, or a CCKS file")
+    answer.add_argument("questions", help="question file, UTF-8: one question per line, a CCKS or an NLPCC file")
     answer.add_argument("-o", "--output", required=True, help="result file to write (- for stdout)")
     answer.add_argument("--model", metavar="MODEL", help="model from `coqa train` (default: the shipped model)")
     answer.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -88,13 +103,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     train = commands.add_parser(
         "train",
-        help="train the linking and ranking model on a CCKS-format file",
+        help="train the linking and ranking model on a CCKS or NLPCC training file",
         description="Train from a CCKS-format file (qN:question / gold SPARQL / gold answers / blank line) "
-        "against the knowledge base the gold queries were written for. Seeded and deterministic.",
+        "or an NLPCC KBQA training file (<question id=N> / <triple id=N> / <answer id=N>; the gold triple "
+        "<subject> <predicate> ?x is the gold query) against the knowledge base the gold queries were "
+        "written for. Seeded and deterministic.",
         epilog=TRAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    train.add_argument("train_file", help="CCKS-format training file")
+    train.add_argument("train_file", help="CCKS-format or NLPCC training file")
     train.add_argument("-o", "--output", required=True, help="model directory to write")
     train.add_argument("--seed", type=int, help="random seed (default: training.seed of the config, 0)")
     train.add_argument("--limit", type=int, help="train on the first N questions only")
@@ -115,6 +132,9 @@ def run_answer(args: argparse.Namespace) -> int:
     if source.kind == CCKS:
         print(f"coqa: {args.questions} is a CCKS file: answering the question of each of its "
               f"{len(source.questions)} blocks", file=sys.stderr)
+    if source.kind == NLPCC:
+        print(f"coqa: {args.questions} is an NLPCC file: answering its {len(source.questions)} questions "
+              "in the NLPCC submission layout", file=sys.stderr)
     settings = settings_from_args(args)
     started = time.perf_counter()
     report = BatchReport()
@@ -129,13 +149,29 @@ def run_answer(args: argparse.Namespace) -> int:
                 output.write(line + "\n")
                 progress.advance()
 
-            write_answers(answer_stream(settings, source.questions, args.jobs), write_line, report)
+            answers = answer_stream(settings, source.questions, args.jobs)
+            write_answers(answers, write_line, report, _renderer(source))
             if report.kb_failed_run:
                 return fail(str(report.kb_problem()) + ("" if output.to_stdout else f"; {output.name} not written"))
             output.commit()
     except OSError as error:
         return fail(f"cannot write {output.name}: {error.strerror}")
     return _summary(report, output.name, time.perf_counter() - started)
+
+
+def _renderer(source: QuestionFile) -> Callable[[Answer], str]:
+    """What is written for each answer, in question order: a result line, or
+    for an NLPCC file the question's NLPCC submission record (without the
+    final "\\n", which the writer adds)."""
+    if source.kind != NLPCC:
+        return lambda answer: answer.line()
+    records = iter(zip(source.ids, source.questions))
+
+    def nlpcc_record(answer: Answer) -> str:
+        number, question = next(records)
+        return format_nlpcc_record(number, question, answer.answers)[:-1]
+
+    return nlpcc_record
 
 
 def _summary(report: BatchReport, output_name: str, seconds: float) -> int:
@@ -219,7 +255,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     try:
-        questions = read_ccks(args.train_file)
+        questions = read_gold_questions(args.train_file)
     except DatasetError as error:
         return fail(str(error), 2)
     if args.limit:

@@ -12,9 +12,9 @@ from pathlib import Path
 from coqa.cli.common import add_kb_options, fail, settings_from_args
 from coqa.cli.output import writable_directory
 from coqa.cli.progress import Progress, add_progress_option
-from coqa.dataset import DatasetError, read_ccks
+from coqa.dataset import NLPCC, DatasetError, file_format, nlpcc_answers, read_gold_questions, read_lines
 from coqa.evaluation.compare import Comparison, compare_files
-from coqa.evaluation.metrics import DbqaScores, KbqaScores, MacroScores
+from coqa.evaluation.metrics import DbqaScores, KbqaScores, MacroScores, nlpcc_kbqa_scores
 from coqa.evaluation.scoring import ScoringError, score_ccks, score_nlpcc_dbqa, score_nlpcc_kbqa
 from coqa.evaluation.validate import ValidationReport, validate
 
@@ -41,6 +41,8 @@ EVAL_EPILOG = """examples:
   coqa eval ../shared/data/pkubase-bench/dev.txt --store /tmp/s --model /tmp/model
   coqa eval dev.txt --store /tmp/s --limit 100 --out /tmp/eval-100
   coqa eval dev.txt --gstore http://127.0.0.1:9000 --db pkubase --mention-index /tmp/idx/mentions --jobs 4
+  coqa eval ../shared/data/nlpcc-kbqa/dev.txt --store /tmp/n --model /tmp/nm
+      an NLPCC file: the NLPCC KBQA scores (averaged F1, MRR, Accuracy@1/@5) first, then the same breakdown
 
 The report directory is checked (created, writable) before the run."""
 
@@ -84,8 +86,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     evaluate = commands.add_parser(
         "eval",
-        help="run the pipeline on a CCKS dev file and report where errors come from",
-        description="Answer every question of DEV_FILE (CCKS format) and print macro P/R/F1, a breakdown "
+        help="run the pipeline on a CCKS or NLPCC dev file and report where errors come from",
+        description="Answer every question of DEV_FILE (CCKS format; or NLPCC KBQA, whose scores "
+        "averaged F1, MRR and Accuracy@1/@5 come first) and print macro P/R/F1, a breakdown "
         "by gold query shape, entity-linking recall@k, candidate recall, ranking accuracy, latency and "
         "throughput. Writes errors.jsonl, summary.md and result.txt to --out.",
         epilog=EVAL_EPILOG,
@@ -176,7 +179,8 @@ def comparison_lines(comparison: Comparison, name_a: str, name_b: str) -> list[s
 
 def run_eval(args: argparse.Namespace) -> int:
     try:
-        questions = read_ccks(args.dev_file)
+        questions = read_gold_questions(args.dev_file)
+        nlpcc = file_format(read_lines(args.dev_file)) == NLPCC
     except DatasetError as error:
         return fail(str(error), USAGE_ERROR)
     if args.limit:
@@ -201,13 +205,26 @@ def run_eval(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             progress=lambda done, _total: progress.update(done),
         )
+    if nlpcc:
+        print("\n".join(nlpcc_score_lines(report)) + "\n")
     print("\n".join(report_lines(report)))
     try:
-        paths = report.write(out)
+        paths = report.write(out, nlpcc)
     except OSError as error:
         return fail(f"cannot write reports to {out}: {error.strerror}")
     print(f"\nreports: {', '.join(str(p) for p in paths)}")
     return 0
+
+
+def nlpcc_score_lines(report: ValidationReport) -> list[str]:
+    """The NLPCC KBQA scores of a validation run on an NLPCC file: the given
+    and gold answers as NLPCC answer strings (coqa.dataset.nlpcc_answers)."""
+    scores = nlpcc_kbqa_scores(
+        [nlpcc_answers(o.given_answers) for o in report.outcomes],
+        [nlpcc_answers(o.gold_answers) for o in report.outcomes],
+        DEFAULT_AT,
+    )
+    return ["NLPCC KBQA (answers compared without white space, lower case)"] + score_lines(scores)
 
 
 def report_lines(report: ValidationReport) -> list[str]:

@@ -1,4 +1,4 @@
-"""`coqa load`: build an embedded store (or only a mention index) from PKU BASE files."""
+"""`coqa load`: build an embedded store (or only a mention index) from PKU BASE or NLPCC KB files."""
 
 from __future__ import annotations
 
@@ -15,9 +15,14 @@ types into a pyoxigraph store (STORE/oxigraph), every entity name, literal
 value and mention2ent line into the mention index (STORE/mentions).
 
 Files are found in each KB_DIR by name: pkubase-triples*, pkubase-types*,
-pkubase-mention2ent*; files may also be named one by one. They are streamed:
-loading the triples takes the same memory whatever their number; the mention
-index being built holds its entries in memory until it is saved.
+pkubase-mention2ent*; files may also be named one by one. An NLPCC KBQA
+knowledge base (`subject ||| predicate ||| object` lines) is recognised by
+its content (or --format nlpcc): subjects become entities <subject>,
+predicates <predicate>, objects literals "object"; subject names (and their
+names without a trailing (...) qualifier) are its mentions, object values
+are not. Files are streamed: loading the triples takes the same memory
+whatever their number; the mention index being built holds its entries in
+memory until it is saved.
 
 Lines that break the format are repaired when a documented rule can (GBK /
 GB18030 text, byte order mark, CRLF, missing ' .', a tab inside a literal or
@@ -39,6 +44,8 @@ LOAD_EPILOG = """examples:
       load the three files of a PKU BASE directory into a new store
   coqa load pkubase-triples.txt pkubase-mention2ent.txt --store /tmp/s
       name the files one by one
+  coqa load ../shared/data/nlpcc-kbqa --store /tmp/n
+      an NLPCC KBQA knowledge base (found in the directory by its content)
   coqa load more/ --store /tmp/s --append
       add facts and mentions to an existing store (--replace rebuilds it)
   coqa load pkubase/ --store /tmp/idx --index-only
@@ -52,7 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add the `load` subcommand."""
     parser = commands.add_parser(
         "load",
-        help="load PKU BASE files into an embedded store and mention index",
+        help="load PKU BASE or NLPCC KB files into an embedded store and mention index",
         description=LOAD_DESCRIPTION,
         epilog=LOAD_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -66,6 +73,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--index-only", action="store_true", help="build only the mention index (for gStore / SPARQL endpoint backends)"
     )
     parser.add_argument("--rejects", metavar="FILE", help="where rejected lines go (default: STORE/rejects.tsv)")
+    parser.add_argument(
+        "--format",
+        choices=("pkubase", "nlpcc"),
+        help="the files' format (default: PKU BASE files by name, NLPCC KB files by content)",
+    )
     parser.set_defaults(run=run_load)
 
 
@@ -76,7 +88,9 @@ def run_load(args: argparse.Namespace) -> int:
     if not store:
         raise ConfigError("no store directory: pass --store DIR (or set `store` in the config)")
     mode = "replace" if args.replace else "append" if args.append else "new"
-    report = load_kb(args.sources, store, mode=mode, index_only=args.index_only, rejects_path=args.rejects)
+    report = load_kb(
+        args.sources, store, mode=mode, index_only=args.index_only, rejects_path=args.rejects, kb_format=args.format
+    )
     print(format_report(report))
     return 0
 

@@ -12,7 +12,7 @@ import os
 import sys
 
 from coqa import __version__
-from coqa.cli import answer_commands, eval_commands, kb_commands, sparql_command
+from coqa.cli import answer_commands, eval_commands, export_command, kb_commands, serve_command, sparql_command
 from coqa.cli.common import fail, is_utf8_text
 
 # Errors that mean "the user must change something": one line, no traceback.
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"coqa {__version__}")
     parser.add_argument("--config", metavar="FILE", help="YAML settings file (see config.yaml); also $COQA_CONFIG")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (answer_commands, kb_commands, sparql_command, eval_commands):
+    for module in (answer_commands, kb_commands, export_command, sparql_command, eval_commands, serve_command):
         module.register(commands)
     return parser
 

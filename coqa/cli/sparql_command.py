@@ -33,8 +33,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add the `sparql` subcommand."""
     parser = commands.add_parser(
         "sparql",
-        help="run a SPARQL SELECT query, print PKU BASE terms",
-        description="Run a SPARQL SELECT query against the knowledge base and print the results.",
+        help="run a SPARQL SELECT or ASK query, print PKU BASE terms",
+        description="Run a SPARQL SELECT or ASK query against the knowledge base and print the results.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -75,6 +75,9 @@ def read_query(source: str) -> str:
 
 def render(result: QueryResult, output_format: str) -> str:
     """The results in `output_format` (text, tsv or json), ending with a newline when not empty."""
+    if result.boolean is not None:
+        answer = "true" if result.boolean else "false"
+        return json.dumps({"boolean": result.boolean}) + "\n" if output_format == "json" else answer + "\n"
     if output_format == "json":
         rows = [[None if term is None else str(term) for term in row] for row in result.rows]
         return json.dumps({"variables": result.variables, "rows": rows}, ensure_ascii=False) + "\n"

@@ -119,6 +119,17 @@ def ccks_scores(given: Sequence[Iterable[str]], gold: Sequence[Iterable[str]]) -
 # A_i the system's ranked answer list.
 
 
+def nlpcc_answer_key(answer: str) -> str:
+    """The form in which NLPCC KBQA compares answers, as the organisers'
+    scorer does: all white space removed, lower case."""
+    return "".join(answer.split()).lower()
+
+
+def _nlpcc_keys(answers: Iterable[str]) -> list[str]:
+    """Distinct NLPCC comparison keys of answers, in order of first appearance."""
+    return answer_list(map(nlpcc_answer_key, answer_list(answers)))
+
+
 def reciprocal_rank(ranked: Iterable[str], gold: Iterable[str]) -> float:
     """1/rank_i of NLPCC MRR: rank_i is the 1-based position of the first gold
     answer in the ranked list (repeats dropped); 0 when none is in the list."""
@@ -154,10 +165,11 @@ def nlpcc_kbqa_scores(
     MRR = 1/|Q| Σ 1/rank_i; Accuracy@N = 1/|Q| Σ δ(C_i, A_i^N);
     averaged F1 = 1/|Q| Σ F_i with P_i = |C_i∩A_i|/|A_i|, R_i = |C_i∩A_i|/|C_i|
     and F_i = 0 when C_i∩A_i is empty (the whole list is A_i, as a set).
+    Answers compare by `nlpcc_answer_key` (white space removed, lower case).
     `ranked[i]` answers `gold[i]`; the lengths must match."""
     _check_aligned(ranked, gold)
-    ranked_lists = [answer_list(r) for r in ranked]
-    gold_sets = [answer_set(g) for g in gold]
+    ranked_lists = [_nlpcc_keys(r) for r in ranked]
+    gold_sets = [frozenset(_nlpcc_keys(g)) for g in gold]
     count = len(gold_sets)
     if count == 0:
         return KbqaScores(0, 0.0, {n: 0.0 for n in ns}, 0.0)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from coqa import dataset
-from coqa.dataset import CCKS, DatasetError, file_format, parse_ccks
+from coqa.dataset import CCKS, NLPCC, DatasetError, file_format, nlpcc_answers, parse_ccks, parse_nlpcc
 from coqa.evaluation.metrics import (
     DbqaScores,
     KbqaScores,
@@ -30,7 +30,7 @@ class ScoringError(ValueError):
 @dataclass(frozen=True)
 class Gold:
     """Gold answers, one tuple per question; `questions` holds the question
-    texts when the gold file is in CCKS format (else it is empty)."""
+    texts when the gold file is in CCKS or NLPCC format (else it is empty)."""
 
     answers: list[tuple[str, ...]]
     questions: list[str]
@@ -46,23 +46,32 @@ def read_lines(path: str | Path) -> list[str]:
 
 def read_result(path: str | Path) -> list[list[str]]:
     """One answer list per line of a result file (tab-separated, distinct
-    trimmed answers in order; an empty line is an empty list). Answers keep
-    their written form (see coqa.dataset: tab, LF, CR inside an answer are
-    `\\t`, `\\n`, `\\r`)."""
-    return [split_answer_line(line) for line in read_lines(path)]
+    trimmed answers in order; an empty line is an empty list), or per
+    question of an NLPCC submission (its `<answer id=N>` line split at
+    ` | `). Answers keep their written form (see coqa.dataset: tab, LF, CR
+    inside an answer are `\\t`, `\\n`, `\\r`)."""
+    lines = read_lines(path)
+    if file_format(lines) == NLPCC:
+        return [list(answers) for answers in read_gold(path).answers]
+    return [split_answer_line(line) for line in lines]
 
 
 def read_gold(path: str | Path) -> Gold:
-    """Gold answers from a CCKS file (question / SPARQL / answers blocks)
-    or from an answer file with one tab-separated answer line per question."""
+    """Gold answers from a CCKS file (question / SPARQL / answers blocks),
+    an NLPCC KBQA file (`<answer id=N>` lines split at ` | `) or an answer
+    file with one tab-separated answer line per question."""
     lines = read_lines(path)
-    if file_format(lines) != CCKS:
-        return Gold([tuple(split_answer_line(line)) for line in lines], [])
+    kind = file_format(lines)
     try:
-        questions = parse_ccks(lines, path)
+        if kind == NLPCC:
+            records = parse_nlpcc(lines, path)
+            return Gold([tuple(nlpcc_answers(r.answers)) for r in records], [r.question for r in records])
+        if kind == CCKS:
+            questions = parse_ccks(lines, path)
+            return Gold([q.answers for q in questions], [q.question for q in questions])
     except DatasetError as error:
         raise ScoringError(str(error)) from None
-    return Gold([q.answers for q in questions], [q.question for q in questions])
+    return Gold([tuple(split_answer_line(line)) for line in lines], [])
 
 
 def check_line_count(result_path: str | Path, result_lines: int, gold_path: str | Path, gold_questions: int) -> None:

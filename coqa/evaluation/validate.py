@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from coqa.dataset import GoldQuestion
+from coqa.dataset import GoldQuestion, format_nlpcc_record
 from coqa.evaluation.metrics import MacroScores, answer_list, answer_set, macro_scores, question_prf
 from coqa.evaluation.shapes import SHAPES, query_shape
 from coqa.explanation import Answer, Explanation
@@ -95,9 +95,10 @@ class ValidationReport:
     throughput: float
     wall_seconds: float
 
-    def write(self, directory: str | Path) -> tuple[Path, Path, Path]:
+    def write(self, directory: str | Path, nlpcc: bool = False) -> tuple[Path, Path, Path]:
         """Write the error report (JSONL, one wrong question per line), the
-        markdown summary and the result lines; return their paths."""
+        markdown summary and the result lines (with `nlpcc`, the NLPCC
+        submission of the questions, numbered by their ids); return their paths."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         errors, summary, result = directory / ERRORS_FILE, directory / SUMMARY_FILE, directory / RESULT_FILE
@@ -106,7 +107,11 @@ class ValidationReport:
                 if outcome.stage != NONE:
                     out.write(json.dumps(outcome.error_record(), ensure_ascii=False) + "\n")
         summary.write_text(markdown_summary(self), encoding="utf-8")
-        result.write_text("".join("\t".join(o.given_answers) + "\n" for o in self.outcomes), encoding="utf-8")
+        if nlpcc:
+            lines = [format_nlpcc_record(o.number, o.question, o.given_answers) for o in self.outcomes]
+        else:
+            lines = ["\t".join(o.given_answers) + "\n" for o in self.outcomes]
+        result.write_text("".join(lines), encoding="utf-8")
         return errors, summary, result
 
 

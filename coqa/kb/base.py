@@ -16,10 +16,12 @@ class KBError(Exception):
 @dataclass
 class QueryResult:
     """Rows of a SELECT query: one tuple per solution, aligned with `variables`;
-    an unbound variable is None. Terms are PKU BASE names or literal values."""
+    an unbound variable is None. Terms are PKU BASE names or literal values.
+    For an ASK query, `boolean` is its answer (and there are no rows)."""
 
     variables: list[str]
     rows: list[tuple[Term | None, ...]] = field(default_factory=list)
+    boolean: bool | None = None
 
     def column(self, index: int = 0) -> list[Term]:
         """The bound values of one column, in row order, without duplicates."""
@@ -32,11 +34,13 @@ class QueryResult:
 
 
 class KnowledgeBase(Protocol):
-    """A store of PKU BASE triples answering SPARQL SELECT queries.
+    """A store of PKU BASE triples answering SPARQL SELECT and ASK queries.
 
     `select` takes a query in PKU BASE style (bare `<name>`s, as in the CCKS
-    gold SPARQL); each backend translates names as it needs to. It raises
-    KBError for anything the user must be told about.
+    gold SPARQL); each backend admits it first (`coqa.kb.admission`: bounded,
+    parsed, SELECT or ASK only, so nothing else ever reaches a server) and
+    translates names as it needs to. It raises KBError for anything the user
+    must be told about, including any malformed reply of a remote server.
     """
 
     description: str

@@ -49,6 +49,9 @@ from typing import NamedTuple
 from coqa.kb.names import Term
 
 TRIPLES, TYPES, MENTIONS = "triples", "types", "mention2ent"
+# NLPCC KBQA knowledge-base files (`subject ||| predicate ||| object`), read
+# by coqa.kb.nlpcc_reading into the same facts as a triples file.
+NLPCC_KB = "nlpcc-kb"
 FILE_PREFIXES = {"pkubase-triples": TRIPLES, "pkubase-types": TYPES, "pkubase-mention2ent": MENTIONS}
 
 BOM = "\ufeff"
@@ -105,7 +108,9 @@ def is_blank(text: str) -> bool:
     return not text.strip(" \t\r\f\v" + BOM)
 
 
-def _clean_ends(text: str, repairs: list[str]) -> str:
+def clean_line_ends(text: str, repairs: list[str]) -> str:
+    """`text` without a leading byte order mark and trailing carriage
+    returns, each noted in `repairs`."""
     if text.startswith(BOM):
         text = text.lstrip(BOM)
         repairs.append("byte order mark")
@@ -179,7 +184,7 @@ def parse_triple_line(text: str) -> tuple[Triple, list[str]]:
     """The triple on one line of a triples/types file (without its "\\n") and
     the repairs applied; LineError if no rule can load it. Not for blank lines."""
     repairs: list[str] = []
-    body = _strip_terminator(_clean_ends(text, repairs), repairs)
+    body = _strip_terminator(clean_line_ends(text, repairs), repairs)
     subject, predicate, obj = _split_fields(body, repairs)
     return Triple(_name(subject, "subject"), _name(predicate, "predicate"), _object(obj)), repairs
 
@@ -188,7 +193,7 @@ def parse_mention_line(text: str) -> tuple[Mention, list[str]]:
     """The mention on one line of a mention2ent file (without its "\\n") and
     the repairs applied; LineError if no rule can load it. Not for blank lines."""
     repairs: list[str] = []
-    fields = _clean_ends(text, repairs).split("\t")
+    fields = clean_line_ends(text, repairs).split("\t")
     if len(fields) != 3:
         raise LineError(f"{len(fields)} tab-separated field(s), expected 3 (mention, entity, rank)")
     mention, entity, rank = fields

@@ -16,14 +16,15 @@ from typing import Callable, Iterable, Iterator, Sequence
 from tqdm import tqdm
 
 from coqa.kb.base import KBError
-from coqa.kb.formats import MENTIONS, Triple
+from coqa.kb.formats import MENTIONS, NLPCC_KB, Triple
 from coqa.kb.line_reading import LineReader
-from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
+from coqa.kb.mention_index import MentionIndexBuilder
 from coqa.kb.mention_reading import MentionFileReader
 from coqa.kb.names import canonical_name
+from coqa.kb.nlpcc_reading import SubjectFeeder, triple_file_reader
 from coqa.kb.rejects import RejectsWriter
 from coqa.kb.report import FileReport
-from coqa.kb.triple_reading import TripleFileReader, regular_names_and_literals
+from coqa.kb.triple_reading import regular_names_and_literals
 
 SEEN_LIMIT = 1 << 22  # names remembered by IndexFeeder: about 500 MB
 
@@ -68,8 +69,8 @@ IndexOutcome = tuple[list[FileReport], int, int]
 @dataclass
 class IndexJob:
     """The counting pass of a load: reads every file, counts and rejects its
-    lines, and builds the mention index (starting from `existing`, an index
-    directory, when appending). It runs in a separate process next to the
+    lines, and builds the mention index (adding a segment to `existing`, an
+    index directory, when appending). It runs in a separate process next to the
     store pass when the input is large, so both use a core."""
 
     files: list[tuple[Path, str]]
@@ -83,11 +84,9 @@ class IndexJob:
             return self._run(progress)
 
     def _run(self, progress: tqdm) -> IndexOutcome:
-        builder = MentionIndexBuilder()
-        if self.existing is not None:
-            builder.add_index(MentionIndex.open(self.existing))
+        builder = MentionIndexBuilder(self.existing)
         rejects = RejectsWriter(self.rejects_path)
-        feeder = IndexFeeder(builder)
+        feeder, subjects = IndexFeeder(builder), SubjectFeeder(builder)
         reports = []
         try:
             for path, kind in self.files:
@@ -97,15 +96,14 @@ class IndexJob:
                 if kind == MENTIONS:
                     reader = MentionFileReader(path, rejects, builder)
                 else:
-                    reader = TripleFileReader(path, kind, rejects, feeder)
+                    reader = triple_file_reader(path, kind, rejects, subjects if kind == NLPCC_KB else feeder)
                 report = reader.run(progress)
                 if kind == MENTIONS:
                     report.duplicates = report.loaded + report.repaired - (len(builder) - entries_before)
                 reports.append(report)
         finally:
             rejects.close()
-        builder.save(self.index_dir)
-        return reports, len(builder), rejects.count
+        return reports, builder.save(self.index_dir), rejects.count
 
 
 @contextmanager

@@ -58,9 +58,11 @@ def load_kb(
     index_only: bool = False,
     progress: bool | None = None,
     rejects_path: str | Path | None = None,
+    kb_format: str | None = None,
 ) -> LoadReport:
-    """Load PKU BASE files (directories or files, see `find_sources`) into the
-    store directory `store_dir` and report the counts.
+    """Load PKU BASE or NLPCC KB files (directories or files, see
+    `find_sources`, which also says what `kb_format` does) into the store
+    directory `store_dir` and report the counts.
 
     `mode`: "new" refuses a directory that already holds a store, "replace"
     rebuilds it, "append" adds to it (keeping its facts and mention index).
@@ -81,7 +83,7 @@ def load_kb(
     """
     started = time.perf_counter()
     store_dir = Path(store_dir).expanduser()
-    files = find_sources(sources)
+    files = find_sources(sources, kb_format)
     if mode not in MODES:
         raise KBError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     rejects_target = Path(rejects_path).expanduser() if rejects_path else store_dir / REJECTS_FILE
@@ -134,7 +136,8 @@ def _build(
     if appending and not index_only:
         copy_store(store_dir, work_dir)
     job = IndexJob(files, work_dir / INDEX_SUBDIR, work_dir / REJECTS_FILE, existing_index)
-    passes = _run_passes(job, work_dir, index_only, show_progress)
+    previous = read_manifest(store_dir) if appending else {}
+    passes = _run_passes(job, work_dir, index_only, show_progress, previous.get("triples"))
     report = LoadReport(
         store_dir,
         mode,
@@ -146,7 +149,7 @@ def _build(
         time.perf_counter() - started,
         passes.facts_added,
     )
-    write_manifest(work_dir, report, read_manifest(store_dir) if appending else {})
+    write_manifest(work_dir, report, previous)
     return report
 
 
@@ -180,8 +183,11 @@ class _Passes:
     facts_added: int | None = None
 
 
-def _run_passes(job: IndexJob, work_dir: Path, index_only: bool, show_progress: bool) -> _Passes:
-    """Run the counting pass and, unless `index_only`, the store pass; fill
+def _run_passes(
+    job: IndexJob, work_dir: Path, index_only: bool, show_progress: bool, known_triples: int | None = None
+) -> _Passes:
+    """Run the counting pass and, unless `index_only`, the store pass
+    (`known_triples`: what the store held before, from its manifest); fill
     in the duplicates of the triple files from what the store gained (per
     file when there is one triple file, else only in the total)."""
     triple_files = [(path, kind) for path, kind in job.files if kind != MENTIONS]
@@ -199,7 +205,7 @@ def _run_passes(job: IndexJob, work_dir: Path, index_only: bool, show_progress: 
             return passes
         child = ChildJob(job) if in_child else None
         try:
-            added, triples = store_pass(triple_files, work_dir / STORE_SUBDIR, bar)
+            added, triples = store_pass(triple_files, work_dir / STORE_SUBDIR, bar, known_triples)
             bar.set_postfix_str("mention index")
             passes = _Passes(*(child.result() if child else job.run(bar)), triples=triples, facts_added=added)
         except BaseException:

@@ -9,12 +9,26 @@ kinds of surface are indexed, all under `normalize_surface`:
   alias in a trailing bracket (see `bracket_alias`);
 - `LITERAL`: a short literal value and each of its segments split at
   list punctuation (`、，,;；/`), pointing at the whole literal value.
+
+Layout: the index is a set of immutable segments (marisa tries) in one
+directory, listed oldest first in `SEGMENT_LIST`; a directory without the
+list holds one segment, `INDEX_FILE`. Every entry is in exactly one
+segment, and a lookup returns the entries of all segments in one defined
+order (sorted by their stored form), so it returns exactly what one index
+built from all the entries at once returns. A load writes one segment; an
+append shares the segments it appends to (hard links) and adds one segment
+holding only the entries they lack, found by lookups, so its cost follows
+what is appended, not what is there. When there are more than
+MAX_SEGMENTS, the smallest are merged into one (see `_merge_smallest`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
+import shutil
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +40,12 @@ import marisa_trie
 from coqa.kb.surfaces import base_name, bracket_alias, fold_case_and_dots, normalize_surface
 
 MENTION, NAME, LITERAL = "m", "n", "l"
-INDEX_FILE = "mentions.marisa"
+INDEX_FILE = "mentions.marisa"  # the first segment
+SEGMENT_LIST = "segments.json"
+MAX_SEGMENTS = 8  # more than this after an append: the smallest are merged
+_SEGMENT_FILE = re.compile(r"mentions(?:-[0-9]+)?\.marisa")
+# The files an index directory may hold: segments, the list, and either's temporary file while it is written.
+_INDEX_DIRECTORY_FILE = re.compile(r"(?:mentions(?:-[0-9]+)?|segments)\.tmp|segments\.json|" + _SEGMENT_FILE.pattern)
 MAX_LITERAL_LENGTH = 40
 MIN_SEGMENT_LENGTH = 2
 _SEPARATOR = b"\xff"  # never occurs in UTF-8
@@ -99,16 +118,90 @@ def index_keys(surfaces: Sequence[str]) -> list[bytes]:
     return _encode_each(list(map(str.strip, joined.split("\n"))))
 
 
+def segment_files(directory: Path) -> list[Path]:
+    """The segment files of the index in `directory`, oldest first: those in
+    SEGMENT_LIST, or INDEX_FILE alone when there is no list."""
+    listed = directory / SEGMENT_LIST
+    if not listed.is_file():
+        return [directory / INDEX_FILE]
+    return [directory / name for name in json.loads(listed.read_text(encoding="utf-8"))["segments"]]
+
+
+def is_index_file(name: str) -> bool:
+    """Whether a file of this name belongs in an index directory (a segment,
+    the segment list, or the temporary file of either)."""
+    return _INDEX_DIRECTORY_FILE.fullmatch(name) is not None
+
+
+def _write_segment(entries: Iterable[bytes], path: Path) -> None:
+    """Write entries (key + _SEPARATOR + value) as a segment file at `path`."""
+    # A BinaryTrie of key + separator + value is a BytesTrie (same file).
+    # marisa builds 40% faster from sorted keys; one trie level makes lookups 3x faster.
+    trie = marisa_trie.BinaryTrie(sorted(entries), num_tries=1)
+    temporary = path.with_suffix(".tmp")
+    trie.save(str(temporary))
+    temporary.replace(path)
+
+
+def _mapped_entries(path: Path) -> marisa_trie.BinaryTrie:
+    """A segment memory-mapped with its entries (key + _SEPARATOR + value) as keys."""
+    trie = marisa_trie.BinaryTrie()
+    trie.mmap(str(path))
+    return trie
+
+
+def _next_segment_name(names: Sequence[str]) -> str:
+    """A segment file name not in `names`: INDEX_FILE first, then numbered."""
+    if not names:
+        return INDEX_FILE
+    numbers = [int(name[len("mentions-") : -len(".marisa")]) for name in names if name != INDEX_FILE]
+    return f"mentions-{max(numbers, default=0) + 1}.marisa"
+
+
+def _share(source: Path, target: Path) -> None:
+    """Put the (immutable) segment `source` at `target`: a hard link, a copy
+    on file systems without them."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def _merge_smallest(directory: Path, names: list[str]) -> list[str]:
+    """The segment list after merging, when there are more than MAX_SEGMENTS,
+    the smallest segments into one so that MAX_SEGMENTS // 2 remain. Only the
+    merged segments are read, and since each entry is in one segment, merging
+    is a union. (Halving rather than merging down to MAX_SEGMENTS spaces the
+    merges out; merging the smallest rarely touches the large first segment.)"""
+    if len(names) <= MAX_SEGMENTS:
+        return names
+    by_size = sorted(names, key=lambda name: (directory / name).stat().st_size)
+    merged = set(by_size[: len(names) - MAX_SEGMENTS // 2 + 1])
+    kept = [name for name in names if name not in merged]
+    target = _next_segment_name(names)
+    _write_segment((entry for name in merged for entry in _mapped_entries(directory / name).keys()), directory / target)
+    for name in merged:
+        (directory / name).unlink()
+    return kept + [target]
+
+
 class MentionIndexBuilder:
     """Collects surfaces while the KB files stream by; `save` writes the index.
 
     The add methods take batches: the work per surface is done in C over
-    the joined batch, which is what makes indexing PKU BASE fast."""
+    the joined batch, which is what makes indexing PKU BASE fast.
 
-    def __init__(self) -> None:
+    With `base` (the directory of an existing index, `coqa load --append`)
+    the builder collects only the entries `base` lacks, checked by lookups
+    in its memory-mapped segments, and `save` writes an index holding
+    `base`'s segments and one for the new entries."""
+
+    def __init__(self, base: str | Path | None = None) -> None:
         # key + _SEPARATOR + value as one bytes object: half the memory of a
         # (str, bytes) tuple, and exactly the form marisa's BytesTrie stores.
         self._entries: set[bytes] = set()
+        self._base = [] if base is None else segment_files(Path(base))
+        self._base_segments = [_mapped_entries(path) for path in self._base]
 
     def _add(self, surfaces: Sequence[str], heads: Iterable[bytes], targets: Sequence[str]) -> None:
         """Index `targets[i]` with `heads[i]` (`{kind}{rank}\\t`, see `_decode`)
@@ -118,7 +211,14 @@ class MentionIndexBuilder:
         entries = map(b"".join, zip(keys, repeat(_SEPARATOR), heads, shown))
         if b"" in keys:
             entries = (entry for entry in entries if entry[0] != _SEPARATOR[0])
-        self._entries.update(entries)
+        if not self._base_segments:
+            self._entries.update(entries)
+            return
+        new = set(entries)
+        new -= self._entries
+        for segment in self._base_segments:
+            new = {entry for entry in new if entry not in segment}
+        self._entries |= new
 
     def add_mentions(self, mentions: Sequence[str], entities: Sequence[str], ranks: Sequence[int | str]) -> None:
         """Add mention2ent rows: `mentions[i]` may name the entity `entities[i]`
@@ -151,29 +251,28 @@ class MentionIndexBuilder:
         ]
         self._add([segment for segment, _ in segments], repeat(_LITERAL_HEAD), [value for _, value in segments])
 
-    def add_index(self, index: "MentionIndex") -> None:
-        """Add every entry of an existing index (`coqa load --append`), in the
-        form `_add` gives it (indexes written before the target could be left
-        out hold it in full)."""
-        for key, value in index._trie.items():
-            head, target = value.split(b"\t", 1)
-            encoded = key.encode("utf-8")
-            self._entries.add(b"".join((encoded, _SEPARATOR, head, b"\t", _stored_target(encoded, target))))
-
     def __len__(self) -> int:
+        """The number of entries collected (with a `base`: those it lacks)."""
         return len(self._entries)
 
-    def save(self, directory: str | Path) -> Path:
-        """Write the index into `directory` (created if needed); return the file."""
-        path = Path(directory) / INDEX_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A BinaryTrie of key + separator + value is a BytesTrie (same file).
-        # marisa builds 40% faster from sorted keys; one trie level makes lookups 3x faster.
-        trie = marisa_trie.BinaryTrie(sorted(self._entries), num_tries=1)
-        tmp = path.with_suffix(".tmp")
-        trie.save(str(tmp))
-        tmp.replace(path)
-        return path
+    def save(self, directory: str | Path) -> int:
+        """Write the index into `directory` (created if needed, on the file
+        system of `base`): `base`'s segments and, unless nothing is new, one
+        segment for the collected entries (then merged as `_merge_smallest`
+        says). Returns the number of entries of the whole index."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        names = [path.name for path in self._base]
+        for path in self._base:
+            _share(path, directory / path.name)
+        if self._entries or not names:
+            names.append(_next_segment_name(names))
+            _write_segment(self._entries, directory / names[-1])
+        names = _merge_smallest(directory, names)
+        listed = directory / SEGMENT_LIST
+        listed.with_suffix(".tmp").write_text(json.dumps({"segments": names}) + "\n", encoding="utf-8")
+        listed.with_suffix(".tmp").replace(listed)
+        return sum(len(_mapped_entries(directory / name)) for name in names)
 
 
 @dataclass(frozen=True)
@@ -187,30 +286,41 @@ class SurfaceMatch:
 
 
 class MentionIndex:
-    """Read side of the index; opened by memory-mapping the saved trie."""
+    """Read side of the index; opened by memory-mapping its segments. Every
+    answer is the same as that of one trie holding all the entries, the
+    entries of a surface sorted by their stored form."""
 
-    def __init__(self, trie: marisa_trie.BytesTrie) -> None:
-        self._trie = trie
+    def __init__(self, segments: Sequence[marisa_trie.BytesTrie]) -> None:
+        self._segments = tuple(segments)
 
     @classmethod
     def open(cls, directory: str | Path) -> "MentionIndex":
-        path = Path(directory) / INDEX_FILE
-        if not path.is_file():
-            raise FileNotFoundError(f"no mention index at {path}: build it with `coqa load`")
-        trie = marisa_trie.BytesTrie()
-        trie.mmap(str(path))
-        return cls(trie)
+        paths = segment_files(Path(directory))
+        for path in paths:
+            if not path.is_file():
+                raise FileNotFoundError(f"no mention index at {path}: build it with `coqa load`")
+        segments = []
+        for path in paths:
+            trie = marisa_trie.BytesTrie()
+            trie.mmap(str(path))
+            segments.append(trie)
+        return cls(segments)
 
     def __len__(self) -> int:
-        return len(self._trie)
+        return sum(map(len, self._segments))
+
+    def _entries(self, key: str) -> tuple[IndexEntry, ...]:
+        """The entries stored under exactly `key`, in all segments."""
+        values = [value for segment in self._segments for value in segment.get(key, ())]
+        values.sort()
+        return _decode_all(key, values)
 
     def lookup(self, surface: str) -> list[IndexEntry]:
         """Entries for exactly this surface (normalized here)."""
-        key = normalize_surface(surface)
-        return list(_decode_all(key, self._trie.get(key, [])))
+        return list(self._entries(normalize_surface(surface)))
 
     def _begins_a_key(self, prefix: str) -> bool:
-        return next(iter(self._trie.iterkeys(prefix)), None) is not None
+        return any(next(iter(segment.iterkeys(prefix)), None) is not None for segment in self._segments)
 
     def completions(self, text: str, start: int, min_length: int, max_keys: int) -> SurfaceMatch | None:
         """The longest span of `text` from `start` (at least `min_length` long)
@@ -222,18 +332,22 @@ class MentionIndex:
         while end < len(text) and self._begins_a_key(text[start : end + 1]):
             end += 1
         prefix = text[start:end]
-        if prefix in self._trie:
+        if any(prefix in segment for segment in self._segments):
             return None
-        keys = self._trie.keys(prefix)
+        keys = sorted({key for segment in self._segments for key in segment.keys(prefix)})
         if len(keys) > max_keys:
             return None
-        entries = tuple(entry for key in keys for entry in _decode_all(key, self._trie[key]))
+        entries = tuple(entry for key in keys for entry in self._entries(key))
         return SurfaceMatch(start, end, prefix, entries)
 
     def find_all(self, text: str) -> Iterator[SurfaceMatch]:
         """Every indexed surface occurring in `text`, which must already be
-        normalized with `normalize_surface`."""
+        normalized with `normalize_surface`, by start, then shortest first."""
         for start in range(len(text)):
-            for surface in self._trie.prefixes(text[start:]):
-                entries = _decode_all(surface, self._trie[surface])
-                yield SurfaceMatch(start, start + len(surface), surface, entries)
+            rest = text[start:]
+            if len(self._segments) == 1:
+                surfaces = self._segments[0].prefixes(rest)  # shortest first
+            else:
+                surfaces = sorted({surface for segment in self._segments for surface in segment.prefixes(rest)}, key=len)
+            for surface in surfaces:
+                yield SurfaceMatch(start, start + len(surface), surface, self._entries(surface))

@@ -56,6 +56,35 @@ def iri_to_name(iri: str) -> str | None:
     return unquote(iri[len(NAME_BASE):], encoding="utf-8", errors="strict")
 
 
+# --- gStore's form of a name ------------------------------------------------
+#
+# gStore holds names bare (`<莫妮卡·贝鲁奇>`), but its N-Triples parser rejects
+# a name holding white space or a backslash, and its SPARQL parser any name
+# holding one of <>"{}|^`\ or a control character (measured on gStore 1.2).
+# Those characters are percent-encoded, and so is a '%' that an escape could
+# be mistaken for (followed by two hex digits); every other name is written
+# as it is, so a gStore built from the raw PKU BASE files still answers for
+# all the names it could load.
+_GSTORE_ESCAPE = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f]|%(?=[0-9A-Fa-f]{2})')
+_PERCENT_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def name_to_gstore(name: str) -> str:
+    """gStore's form of a PKU BASE name (without angle brackets), of its canonical form."""
+    return _GSTORE_ESCAPE.sub(_escape_char, canonical_name(name))
+
+
+def gstore_to_name(value: str) -> str:
+    """The PKU BASE name of a gStore IRI written by `name_to_gstore`.
+
+    Raises ValueError when an escape does not decode to UTF-8 text (only a
+    name that `name_to_gstore` did not write can hold one).
+    """
+    if "%" not in value:
+        return value
+    return _PERCENT_ESCAPES.sub(lambda m: bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8"), value)
+
+
 class Term(NamedTuple):
     """A knowledge-base term as PKU BASE writes it: an entity name or a literal value.
 
@@ -122,9 +151,18 @@ def _rewrite_iri(content: str) -> str:
     return f"<{name_to_iri(content)}>"
 
 
-def to_pkubase_sparql(query: str) -> str:
-    """Rewrite absolute `NAME_BASE` IRIs in a query back to bare `<name>`s (for gStore)."""
-    return _map_iris(query, lambda content: f"<{iri_to_name(content)}>" if content.startswith(NAME_BASE) else f"<{content}>")
+def to_gstore_sparql(query: str) -> str:
+    """Rewrite a query in PKU BASE style for gStore: every `<name>` in gStore's
+    form (`name_to_gstore`); absolute `NAME_BASE` IRIs back to that form too;
+    W3C vocabulary IRIs kept."""
+    return _map_iris(query, _rewrite_for_gstore)
+
+
+def _rewrite_for_gstore(content: str) -> str:
+    if content.startswith(_W3C):
+        return f"<{content}>"
+    name = iri_to_name(content) if content.startswith(NAME_BASE) else content
+    return f"<{name_to_gstore(name)}>"
 
 
 def to_standard_sparql(query: str) -> str:

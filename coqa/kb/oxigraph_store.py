@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from coqa.kb.admission import admit
 from coqa.kb.base import KBError, QueryResult
-from coqa.kb.names import Term, iri_to_name, to_standard_sparql
+from coqa.kb.names import Term, iri_to_name
 
 
 def term_from_oxigraph(node: object) -> Term | None:
@@ -43,15 +44,14 @@ class OxigraphStore:
         self.description = f"oxigraph store {self.path}"
 
     def select(self, query: str) -> QueryResult:
+        admitted = admit(query)
         try:
-            solutions = self.store.query(to_standard_sparql(query))
-        except SyntaxError as error:
-            raise KBError(f"bad SPARQL: {str(error).splitlines()[0]}") from None
+            solutions = self.store.query(admitted.standard_text)
+            if isinstance(solutions, ox.QueryBoolean):
+                return QueryResult([], [], boolean=bool(solutions))
+            return results_from_oxigraph(solutions)
         except OSError as error:
             raise KBError(f"store error: {error}") from None
-        if not isinstance(solutions, ox.QuerySolutions):
-            raise KBError("only SELECT queries are supported")
-        return results_from_oxigraph(solutions)
 
     def close(self) -> None:
         del self.store

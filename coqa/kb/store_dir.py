@@ -30,7 +30,7 @@ import pyoxigraph as ox
 
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.base import KBError
-from coqa.kb.mention_index import INDEX_FILE
+from coqa.kb.mention_index import is_index_file
 from coqa.kb.rejects import REJECTS_FILE
 
 MODES = ("new", "replace", "append")
@@ -39,8 +39,6 @@ LOCK_FILE = ".coqa-load.lock"
 WORK_PREFIX = ".loading-"
 COMMIT_MARKER = "commit.json"
 _RETIRED = "replaced"
-# What the mention index directory holds (the index and, while it is saved, its temporary file).
-_INDEX_FILES = (INDEX_FILE, Path(INDEX_FILE).with_suffix(".tmp").name)
 
 
 def store_pieces(store_dir: Path) -> list[Path]:
@@ -101,7 +99,7 @@ def _written_by_coqa(piece: Path) -> bool:
     if piece.name == STORE_SUBDIR:
         return piece.is_dir() and (piece / "CURRENT").is_file()
     if piece.name == INDEX_SUBDIR:
-        return piece.is_dir() and all(entry.name in _INDEX_FILES for entry in piece.iterdir())
+        return piece.is_dir() and all(is_index_file(entry.name) for entry in piece.iterdir())
     try:
         return "coqa_store" in json.loads(piece.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError):

@@ -1,0 +1,150 @@
+"""The pipeline on pkubase-bench dev questions through every backend, side by
+side in one run: embedded store, `oxigraph serve`, a real gStore (loaded with
+`coqa export --to gstore`) and a real Virtuoso (`coqa export --to ntriples`).
+
+Each question is answered by every backend in turn before the next question,
+so all backends see the same machine load (this machine is shared and noisy).
+Prints, per backend: averaged F1, latency p50/p95 per question, SPARQL
+queries per question and their median time, and the ratio of each p50 to the
+embedded store's.
+
+    python benchmarks/bench_backends.py [--data ../shared/data/pkubase-bench] [--limit N]
+        [--backends embedded,oxigraph-serve,gstore,virtuoso]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from coqa.batch import answer_safely  # noqa: E402
+from coqa.config import load_settings  # noqa: E402
+from coqa.dataset import read_ccks  # noqa: E402
+from coqa.evaluation.validate import assess, summarize  # noqa: E402
+from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR  # noqa: E402
+from coqa.kb.export import GSTORE, NTRIPLES, export_kb  # noqa: E402
+from coqa.kb.gstore_server import serve_gstore  # noqa: E402
+from coqa.kb.loader import load_kb  # noqa: E402
+from coqa.kb.oxigraph_server import serve_store_copy  # noqa: E402
+from coqa.kb.virtuoso_server import serve_virtuoso  # noqa: E402
+from coqa.pipeline import Pipeline  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+BACKENDS = ("embedded", "oxigraph-serve", "gstore", "virtuoso")
+
+
+class CountingKB:
+    """Wraps a knowledge base: counts and times its queries."""
+
+    def __init__(self, kb: object) -> None:
+        self.kb = kb
+        self.description = kb.description  # type: ignore[attr-defined]
+        self.seconds: list[float] = []
+
+    def select(self, query: str):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return self.kb.select(query)  # type: ignore[attr-defined]
+        finally:
+            self.seconds.append(time.perf_counter() - started)
+
+    def close(self) -> None:
+        self.kb.close()  # type: ignore[attr-defined]
+
+
+def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -> dict[str, dict[str, object]]:
+    """Settings flags per backend, starting the servers they need."""
+    store = work / "store"
+    load_kb([data], store, progress=False)
+    index = str(store / INDEX_SUBDIR)
+    flags: dict[str, dict[str, object]] = {}
+    for name in names:
+        if name == "embedded":
+            flags[name] = {"backend": "oxigraph", "store": str(store)}
+        elif name == "oxigraph-serve":
+            url = stack.enter_context(serve_store_copy(store / STORE_SUBDIR, work))
+            flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
+        elif name == "gstore":
+            export_kb([data], GSTORE, work / "pkubase-gstore.nt", progress=False)
+            server = stack.enter_context(
+                serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / "gstore")
+            )
+            flags[name] = {"backend": "gstore", "gstore_url": server.url, "gstore_db": server.db, "mention_index": index}
+        elif name == "virtuoso":
+            (work / "virtuoso-load").mkdir()
+            export_kb([data], NTRIPLES, work / "virtuoso-load" / "pkubase.nt", progress=False)
+            url = stack.enter_context(
+                serve_virtuoso(SHARED / "tools" / "virtuoso" / "start-virtuoso.sh", work / "virtuoso-load", work)
+            )
+            flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
+        else:
+            raise SystemExit(f"unknown backend {name!r}: choose from {', '.join(BACKENDS)}")
+    return flags
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=SHARED / "data" / "pkubase-bench")
+    parser.add_argument("--limit", type=int, default=0, help="first N dev questions (default: all)")
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    args = parser.parse_args()
+    names = args.backends.split(",")
+    questions = read_ccks(args.data / "dev.txt")
+    if args.limit:
+        questions = questions[: args.limit]
+    with tempfile.TemporaryDirectory(prefix="bench-backends-") as temp, ExitStack() as stack:
+        work = Path(temp)
+        (work / "gstore").mkdir()
+        flags = start_backends(names, args.data, work, stack)
+        pipelines: dict[str, Pipeline] = {}
+        counters: dict[str, CountingKB] = {}
+        for name in names:
+            opened = Pipeline.from_settings(load_settings(flags=flags[name]))
+            counters[name] = CountingKB(opened.kb)
+            pipelines[name] = Pipeline(counters[name], opened.index, opened.model, opened.templates)  # type: ignore[arg-type]
+        outcomes: dict[str, list] = {name: [] for name in names}
+        started = time.perf_counter()
+        for question in questions:
+            for name in names:
+                begin = time.perf_counter()
+                answer = answer_safely(pipelines[name], question.question)
+                outcomes[name].append(assess(question, answer, time.perf_counter() - begin))  # type: ignore[arg-type]
+        wall = time.perf_counter() - started
+        report_table(names, outcomes, counters, len(questions), wall)
+        report_differences(names, outcomes, questions)
+
+
+def report_table(names: list[str], outcomes: dict[str, list], counters: dict[str, CountingKB], count: int, wall: float) -> None:
+    print(f"{count} dev questions, every backend in turn per question; {wall:.0f} s in all")
+    print(f"{'backend':<16}{'avg F1':>8}{'p50 ms':>9}{'p95 ms':>9}{'x embedded':>12}{'queries/q':>11}{'query p50 ms':>14}")
+    base = None
+    for name in names:
+        report = summarize(outcomes[name], wall)
+        base = base or report.latency_p50
+        queries = counters[name].seconds
+        print(
+            f"{name:<16}{report.scores.f1:>8.4f}{report.latency_p50 * 1000:>9.1f}{report.latency_p95 * 1000:>9.1f}"
+            f"{report.latency_p50 / base:>12.2f}{len(queries) / count:>11.1f}{statistics.median(queries) * 1000:>14.2f}"
+        )
+
+
+def report_differences(names: list[str], outcomes: dict[str, list], questions: list) -> None:
+    """The questions where a backend's answers differ from the embedded store's."""
+    for name in names[1:]:
+        differ = [
+            question.number
+            for question, mine, embedded in zip(questions, outcomes[name], outcomes[names[0]])
+            if set(mine.given_answers) != set(embedded.given_answers)
+        ]
+        print(f"{name}: answers differ from {names[0]} on {len(differ)} questions {differ[:20]}")
+
+
+if __name__ == "__main__":
+    main()

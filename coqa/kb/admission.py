@@ -1,0 +1,113 @@
+"""What a query must be before any backend runs it: bounded, parsed, read-only.
+
+Every backend calls `admit` first, so the same rule holds for the embedded
+store, SPARQL endpoints and gStore, and nothing leaves the process that was
+not checked:
+
+1. Size and shape bounds, checked on the text before any parser sees it: the
+   SPARQL parser and query planner recurse, and deeply nested or very long
+   queries overflow their stack (a segfault, not an exception) or take
+   seconds to plan. The bounds are far above any CCKS gold query or query
+   coqa generates (those have at most a handful of patterns).
+2. The text (in PKU BASE style, rewritten by the name codec) is parsed by
+   pyoxigraph's SPARQL parser. Only SELECT and ASK pass; updates (INSERT,
+   DELETE, DROP, CLEAR, LOAD, ...) do not even parse as a query, CONSTRUCT and
+   DESCRIBE are refused by their form. gStore executes updates sent as
+   queries, so this check is what keeps coqa read-only there.
+
+Parsing is done by preparing the query on an empty in-memory store:
+pyoxigraph has no public parse-only call, and its results are lazy, so
+nothing is evaluated (no SERVICE call is ever made here).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pyoxigraph as ox
+
+from coqa.kb.base import KBError
+from coqa.kb.names import to_standard_sparql
+
+MAX_QUERY_CHARS = 10_000
+MAX_NESTING = 50
+MAX_UNIONS = 100
+MAX_TRIPLE_PATTERNS = 50
+
+SELECT = "select"
+ASK = "ask"
+
+# Strings and IRI references: their content is not structure.
+_OPAQUE = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\''
+    r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>\s=][^<>\n]*>|#[^\n]*',
+    re.S,
+)
+_UNION = re.compile(r"\bunion\b", re.I)
+# A triple pattern ends at '.', ';' or ',' (not the '.' inside a number).
+_PATTERN_END = re.compile(r"(?<![0-9])\.|\.(?![0-9])|[;,]")
+_UPDATE_WORD = re.compile(
+    r"^\s*(?:(?:prefix\s+\S*\s*<[^>]*>|base\s*<[^>]*>)\s*)*(insert|delete|load|clear|drop|create|add|move|copy|with)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class AdmittedQuery:
+    """A query that passed `admit`: its standard-SPARQL text (absolute IRIs),
+    its form (SELECT or ASK) and, for SELECT, the variables it projects, in
+    order. Backends read replies by these variables."""
+
+    standard_text: str
+    form: str
+    variables: tuple[str, ...]
+
+
+def admit(query: str) -> AdmittedQuery:
+    """Check `query` (PKU BASE style) and parse it; KBError with a one-line
+    reason when it is too large, too deep, malformed, or not SELECT/ASK."""
+    check_bounds(query)
+    standard = to_standard_sparql(query)
+    try:
+        prepared = _empty_store().query(standard)
+    except SyntaxError as error:
+        if _UPDATE_WORD.match(query):
+            raise KBError("updates are refused: coqa only reads the knowledge base (SELECT or ASK queries)") from None
+        raise KBError(f"bad SPARQL: {str(error).splitlines()[0]}") from None
+    # pyoxigraph's results must be dropped on the thread that made them: read
+    # what is needed and drop them here, before any exception can hold them.
+    form = SELECT if isinstance(prepared, ox.QuerySolutions) else ASK if isinstance(prepared, ox.QueryBoolean) else None
+    variables = tuple(v.value for v in prepared.variables) if form == SELECT else ()
+    del prepared
+    if form is None:
+        raise KBError("only SELECT and ASK queries are accepted (CONSTRUCT and DESCRIBE are not)")
+    return AdmittedQuery(standard, form, variables)
+
+
+def check_bounds(query: str) -> None:
+    """KBError when `query` exceeds the size, nesting, UNION or pattern bounds."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise KBError(f"the query is too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})")
+    structure = _OPAQUE.sub(" ", query)
+    depth = deepest = 0
+    for char in structure:
+        if char in "({[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")}]":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise KBError(f"the query is nested too deeply: {deepest} levels of brackets (at most {MAX_NESTING})")
+    unions = len(_UNION.findall(structure))
+    if unions > MAX_UNIONS:
+        raise KBError(f"the query has too many UNIONs: {unions:,} (at most {MAX_UNIONS})")
+    patterns = len(_PATTERN_END.findall(structure))
+    if patterns > MAX_TRIPLE_PATTERNS:
+        raise KBError(f"the query has too many triple patterns: about {patterns:,} (at most {MAX_TRIPLE_PATTERNS})")
+
+
+@lru_cache(maxsize=1)
+def _empty_store() -> ox.Store:
+    return ox.Store()
