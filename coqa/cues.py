@@ -7,6 +7,7 @@ properties (is it a person, a place, a number, a date?).
 
 from __future__ import annotations
 
+import functools
 import re
 
 CUES: dict[str, re.Pattern[str]] = {
@@ -48,14 +49,15 @@ def looks_numeric(value: str) -> bool:
     return bool(_NUMBER.match(value.strip())) and any(ch.isdigit() for ch in value)
 
 
-def content_mask(text: str) -> list[bool]:
+@functools.lru_cache(maxsize=256)
+def content_mask(text: str) -> tuple[bool, ...]:
     """Per character of `text`: True when it is content (not asking wording,
     function characters, punctuation, nor a removed span written as `|`)."""
     mask = [ch not in _PUNCTUATION for ch in text]
     for match in _ASKING.finditer(text):
         for i in range(match.start(), match.end()):
             mask[i] = False
-    return mask
+    return tuple(mask)
 
 
 def looks_like_date(value: str) -> bool:

@@ -260,6 +260,8 @@ class QuestionContext:
     linked: Sequence[LinkedNode]
     cues: Mapping[str, float]
     neighbour_sims: np.ndarray  # similarity of the question to every training question
+    # (rest of the question, predicate) -> the content positions it explains: many candidates share both
+    explained: dict[tuple[str, str], set[int]] = field(default_factory=dict)
 
 
 def candidate_features(
@@ -286,7 +288,7 @@ def candidate_features(
     ]
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
     features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context.neighbour_sims))
-    features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION))
+    features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION, context.explained))
     features.update(_answer_features(candidate, context.cues))
     features.update(_answer_form_features(candidate, text, context.cues))
     return features
@@ -314,7 +316,8 @@ _EXPLANATION_FEATURES = ("x_explained", "x_unexplained", "x_explained_min", "x_e
 
 
 def _explanation_features(
-    candidate: Candidate, rest: str, rest_grams: set[str], associations: PredicateAssociations, threshold: float
+    candidate: Candidate, rest: str, rest_grams: set[str], associations: PredicateAssociations, threshold: float,
+    memo: dict[tuple[str, str], set[int]] | None = None,
 ) -> dict[str, float]:
     """How much of the question's content (what remains after the candidate's
     mentions and the asking words) the predicates of the path explain, together
@@ -323,7 +326,13 @@ def _explanation_features(
     mask = content_mask(rest)
     content = sum(mask)
     predicates = [p for p in _path_predicates(candidate) if p]
-    by_predicate = [_explained_positions(p, rest, mask, associations, threshold) for p in predicates] or [set()]
+    memo = {} if memo is None else memo
+    by_predicate = []
+    for predicate in predicates:
+        if (rest, predicate) not in memo:
+            memo[(rest, predicate)] = _explained_positions(predicate, rest, mask, associations, threshold)
+        by_predicate.append(memo[(rest, predicate)])
+    by_predicate = by_predicate or [set()]
     union = set().union(*by_predicate)
     last = by_predicate[-1] if candidate.shape.answer_predicate_last() else by_predicate[0]
     pair = pair_key(predicates) if len(predicates) == 2 else ""
