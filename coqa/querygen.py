@@ -288,7 +288,9 @@ class QueryGenerator:
             for p1 in preds_a[answer]:
                 for p2 in preds_b[answer]:
                     groups[(p1, p2)].add(answer)
-        for (p1, p2), answers in groups.items():
+        # Sorted: the groups were filled from sets, whose order changes with PYTHONHASHSEED,
+        # and the max_candidates cut must keep the same candidates in every process.
+        for (p1, p2), answers in sorted(groups.items(), key=lambda group: group[0]):
             if p1 == p2 == TYPE_PREDICATE:
                 continue  # "a type both have" answers no question
             bindings = {"e1": first.term, "p1": Term.entity(p1), "e2": second.term, "p2": Term.entity(p2)}
@@ -303,7 +305,7 @@ class QueryGenerator:
                 for p2 in maps[1][answer]:
                     for p3 in maps[2][answer]:
                         groups[(p1, p2, p3)].add(answer)
-        for predicates, answers in groups.items():
+        for predicates, answers in sorted(groups.items(), key=lambda group: group[0]):
             bindings: dict[str, Term] = {}
             for i, (node, predicate) in enumerate(zip(trio, predicates), start=1):
                 bindings[f"e{i}"] = node.term
