@@ -22,6 +22,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -41,23 +42,30 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 BACKENDS = ("embedded", "oxigraph-serve", "gstore", "virtuoso")
 
 
+class Rows(NamedTuple):
+    """What a query gave: how many rows, and the distinct ones."""
+
+    count: int
+    distinct: frozenset
+
+
 class CountingKB:
     """Wraps a knowledge base: counts and times its queries, and keeps each
-    query's text with its rows as a set (None when it failed), so that the
-    queries behind a difference in answers can be named."""
+    query's text with its Rows (None when it failed), so that the queries
+    behind a difference in answers can be named."""
 
     def __init__(self, kb: object) -> None:
         self.kb = kb
         self.description = kb.description  # type: ignore[attr-defined]
         self.seconds: list[float] = []
-        self.results: list[tuple[str, frozenset | None]] = []
+        self.results: list[tuple[str, Rows | None]] = []
 
     def select(self, query: str):  # type: ignore[no-untyped-def]
         started = time.perf_counter()
         rows = None
         try:
             result = self.kb.select(query)  # type: ignore[attr-defined]
-            rows = frozenset(result.rows)
+            rows = Rows(len(result.rows), frozenset(result.rows))
             return result
         finally:
             self.seconds.append(time.perf_counter() - started)
@@ -121,7 +129,7 @@ def main() -> None:
                 counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans  # type: ignore[arg-type]
             )
         outcomes: dict[str, list] = {name: [] for name in names}
-        queries: dict[str, list[dict[str, frozenset | None]]] = {name: [] for name in names}
+        queries: dict[str, list[dict[str, Rows | None]]] = {name: [] for name in names}
         started = time.perf_counter()
         for question in questions:
             for name in names:
@@ -167,7 +175,7 @@ def report_differences(
             differing = [
                 (text, base_queries[text], rows)
                 for text, rows in my_queries.items()
-                if text in base_queries and base_queries[text] != rows
+                if text in base_queries and (base_queries[text] and base_queries[text].distinct) != (rows and rows.distinct)
             ]
             only_cut += bool(differing) and all(cut_by_limit(text, base) for text, base, _ in differing)
             if index >= show:
@@ -176,15 +184,16 @@ def report_differences(
             for text, base, rows in differing:
                 cut = " (cut by its LIMIT)" if cut_by_limit(text, base) else ""
                 failed = " (failed)" if rows is None else ""
-                print(f"    {len(base or ())} vs {len(rows or ())} rows{cut}{failed}: {' '.join(text.split())}")
+                counts = " vs ".join(f"{r.count} rows ({len(r.distinct)} distinct)" if r else "-" for r in (base, rows))
+                print(f"    {counts}{cut}{failed}: {' '.join(text.split())}")
             print(f"    queries only here: {len(set(my_queries) - set(base_queries))}")
         print(f"{name}: on {only_cut} of the {len(differ)}, every query whose rows differ is cut by its LIMIT")
 
 
-def cut_by_limit(query: str, rows: frozenset | None) -> bool:
+def cut_by_limit(query: str, rows: Rows | None) -> bool:
     """Whether the query ends in LIMIT N and gave N rows (so which rows it kept is the engine's choice)."""
     match = re.search(r"LIMIT\s+(\d+)\s*$", query, re.I)
-    return bool(match) and rows is not None and len(rows) == int(match.group(1))
+    return bool(match) and rows is not None and rows.count == int(match.group(1))
 
 
 if __name__ == "__main__":
