@@ -9,18 +9,20 @@ queries per question and their median time, and the ratio of each p50 to the
 embedded store's.
 
     python benchmarks/bench_backends.py [--data ../shared/data/pkubase-bench] [--limit N]
-        [--backends embedded,oxigraph-serve,gstore,virtuoso]
+        [--backends embedded,oxigraph-serve,gstore,virtuoso] [--show N]
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -40,20 +42,34 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 BACKENDS = ("embedded", "oxigraph-serve", "gstore", "virtuoso")
 
 
+class Rows(NamedTuple):
+    """What a query gave: how many rows, and the distinct ones."""
+
+    count: int
+    distinct: frozenset
+
+
 class CountingKB:
-    """Wraps a knowledge base: counts and times its queries."""
+    """Wraps a knowledge base: counts and times its queries, and keeps each
+    query's text with its Rows (None when it failed), so that the queries
+    behind a difference in answers can be named."""
 
     def __init__(self, kb: object) -> None:
         self.kb = kb
         self.description = kb.description  # type: ignore[attr-defined]
         self.seconds: list[float] = []
+        self.results: list[tuple[str, Rows | None]] = []
 
     def select(self, query: str):  # type: ignore[no-untyped-def]
         started = time.perf_counter()
+        rows = None
         try:
-            return self.kb.select(query)  # type: ignore[attr-defined]
+            result = self.kb.select(query)  # type: ignore[attr-defined]
+            rows = Rows(len(result.rows), frozenset(result.rows))
+            return result
         finally:
             self.seconds.append(time.perf_counter() - started)
+            self.results.append((query, rows))
 
     def close(self) -> None:
         self.kb.close()  # type: ignore[attr-defined]
@@ -94,6 +110,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SHARED / "data" / "pkubase-bench")
     parser.add_argument("--limit", type=int, default=0, help="first N dev questions (default: all)")
     parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--show", type=int, default=0, help="for N differing questions per backend, print the queries whose rows differ")
     args = parser.parse_args()
     names = args.backends.split(",")
     questions = read_ccks(args.data / "dev.txt")
@@ -108,17 +125,22 @@ def main() -> None:
         for name in names:
             opened = Pipeline.from_settings(load_settings(flags=flags[name]))
             counters[name] = CountingKB(opened.kb)
-            pipelines[name] = Pipeline(counters[name], opened.index, opened.model, opened.templates)  # type: ignore[arg-type]
+            pipelines[name] = Pipeline(
+                counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans  # type: ignore[arg-type]
+            )
         outcomes: dict[str, list] = {name: [] for name in names}
+        queries: dict[str, list[dict[str, Rows | None]]] = {name: [] for name in names}
         started = time.perf_counter()
         for question in questions:
             for name in names:
+                first = len(counters[name].results)
                 begin = time.perf_counter()
                 answer = answer_safely(pipelines[name], question.question)
                 outcomes[name].append(assess(question, answer, time.perf_counter() - begin))  # type: ignore[arg-type]
+                queries[name].append(dict(counters[name].results[first:]))
         wall = time.perf_counter() - started
         report_table(names, outcomes, counters, len(questions), wall)
-        report_differences(names, outcomes, questions)
+        report_differences(names, outcomes, questions, queries, args.show)
 
 
 def report_table(names: list[str], outcomes: dict[str, list], counters: dict[str, CountingKB], count: int, wall: float) -> None:
@@ -135,15 +157,43 @@ def report_table(names: list[str], outcomes: dict[str, list], counters: dict[str
         )
 
 
-def report_differences(names: list[str], outcomes: dict[str, list], questions: list) -> None:
-    """The questions where a backend's answers differ from the embedded store's."""
+def report_differences(
+    names: list[str], outcomes: dict[str, list], questions: list, queries: dict[str, list], show: int
+) -> None:
+    """The questions where a backend's answers differ from the first backend's
+    and, for the first `show` of them, every query both ran whose rows differ."""
     for name in names[1:]:
         differ = [
-            question.number
-            for question, mine, embedded in zip(questions, outcomes[name], outcomes[names[0]])
-            if set(mine.given_answers) != set(embedded.given_answers)
+            index
+            for index, (mine, base) in enumerate(zip(outcomes[name], outcomes[names[0]]))
+            if set(mine.given_answers) != set(base.given_answers)
         ]
-        print(f"{name}: answers differ from {names[0]} on {len(differ)} questions {differ[:20]}")
+        print(f"{name}: answers differ from {names[0]} on {len(differ)} questions {[questions[i].number for i in differ]}")
+        only_cut = 0
+        for index in differ:
+            base_queries, my_queries = queries[names[0]][index], queries[name][index]
+            differing = [
+                (text, base_queries[text], rows)
+                for text, rows in my_queries.items()
+                if text in base_queries and (base_queries[text] and base_queries[text].distinct) != (rows and rows.distinct)
+            ]
+            only_cut += bool(differing) and all(cut_by_limit(text, base) for text, base, _ in differing)
+            if index >= show:
+                continue
+            print(f"  question {questions[index].number}: {questions[index].question}")
+            for text, base, rows in differing:
+                cut = " (cut by its LIMIT)" if cut_by_limit(text, base) else ""
+                failed = " (failed)" if rows is None else ""
+                counts = " vs ".join(f"{r.count} rows ({len(r.distinct)} distinct)" if r else "-" for r in (base, rows))
+                print(f"    {counts}{cut}{failed}: {' '.join(text.split())}")
+            print(f"    queries only here: {len(set(my_queries) - set(base_queries))}")
+        print(f"{name}: on {only_cut} of the {len(differ)}, every query whose rows differ is cut by its LIMIT")
+
+
+def cut_by_limit(query: str, rows: Rows | None) -> bool:
+    """Whether the query ends in LIMIT N and gave N rows (so which rows it kept is the engine's choice)."""
+    match = re.search(r"LIMIT\s+(\d+)\s*$", query, re.I)
+    return bool(match) and rows is not None and rows.count == int(match.group(1))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,13 @@ answers for every entity of the store (slowly, and wrongly). So a group that
 starts with a one-variable VALUES block is sent as a UNION with one branch
 per value, the value written in place of the variable and bound to it
 (`expand_values`); the answers are those the VALUES block means.
+
+gStore 1.2 refuses FILTER EXISTS (StatusCode 1005 `Unary operator not
+supported`), which coqa's typed-discovery templates use (`FILTER EXISTS {
+?x <类型> <汽车> }`). When the group holds one triple pattern whose variables
+all occur elsewhere in the query, it is sent as that pattern joined in
+(`join_exists`): a triple matches a binding at most once, so the rows are
+the same.
 """
 
 from __future__ import annotations
@@ -84,7 +91,7 @@ class GStore:
             "password": self.password,
             "db_name": self.db,
             "format": "json",
-            "sparql": unbind_constant_patterns(expand_values(to_gstore_sparql(query))),
+            "sparql": unbind_constant_patterns(expand_values(join_exists(to_gstore_sparql(query)))),
         }
         data = self._call(request)
         return results_from_json(_as_sparql_json(data, admitted), admitted, self.description, gstore_to_name)
@@ -114,6 +121,26 @@ class GStore:
 
     def close(self) -> None:
         self.client.close()
+
+
+def join_exists(query: str) -> str:
+    """`query` with each `FILTER EXISTS { s p o }` (one triple pattern, an
+    optional final '.', every variable of it also outside the group) written
+    as `s p o .`; other FILTER EXISTS are left as they are."""
+    tokens = [(m.lastgroup, m.group(0)) for m in _TOKEN.finditer(query)]
+    significant = [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
+    texts = [tokens[i][1] for i in significant]
+    for position in reversed(range(len(texts) - 5)):
+        if texts[position].upper() != "FILTER" or texts[position + 1].upper() != "EXISTS" or texts[position + 2] != "{":
+            continue
+        end = position + 6 + (texts[position + 6 : position + 7] == ["."])
+        pattern = texts[position + 3 : position + 6]
+        if end >= len(texts) or texts[end] != "}" or any(text in "{}.;," for text in pattern):
+            continue
+        outside = texts[:position] + texts[end + 1 :]
+        if all(text in outside for text in pattern if text.startswith(("?", "$"))):
+            tokens[significant[position] : significant[end] + 1] = [("other", " ".join(pattern) + " .")]
+    return "".join(text for _, text in tokens)
 
 
 def expand_values(query: str) -> str:
