@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from conftest import WRITER, Loopback, Reply, never_in_time
-from coqa.kb.oxigraph_server import free_port
+from coqa.kb.local_process import free_port
 from coqa.kb.base import KBError, QueryResult
 from coqa.kb.gstore import GStore
 from coqa.kb.http_retry import RemoteFailure, RetryPolicy, call_with_retries, failure_from_exception

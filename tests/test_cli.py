@@ -24,7 +24,7 @@ from coqa.dataset import CCKS, PLAIN, DatasetError, file_format, format_result_l
 from coqa.evaluation.metrics import question_prf
 from coqa.explanation import Answer, Explanation
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
-from coqa.kb.oxigraph_server import free_port
+from coqa.kb.local_process import free_port
 from coqa.mentions import normalize_question
 from coqa.pipeline import Pipeline
 

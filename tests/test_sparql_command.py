@@ -14,7 +14,7 @@ import pytest
 
 from conftest import BENCH_DIR, WRITER
 from coqa.kb.gstore_server import GStoreServer
-from coqa.kb.oxigraph_server import free_port
+from coqa.kb.local_process import free_port
 from coqa.cli.main import main
 
 TWO_COLUMNS = (

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from coqa.kb.base import KBError
 from coqa.kb.gstore import GStore
-from coqa.kb.oxigraph_server import free_port
+from coqa.kb.local_process import free_port
 
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 20.0

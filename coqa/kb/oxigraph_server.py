@@ -4,7 +4,6 @@ PyPI package, extra `coqa[server]`), for the sparql backend, tests and benchmark
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,16 +14,10 @@ from pathlib import Path
 from typing import Iterator
 
 from coqa.kb.base import KBError
+from coqa.kb.local_process import free_port, stop_process
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (right now)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def oxigraph_binary() -> str:
@@ -54,12 +47,7 @@ def serve_store_copy(store_path: Path, work: Path, start_timeout: float = START_
         _wait_until_answering(url, process, log_path, start_timeout)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, STOP_TIMEOUT)
         shutil.rmtree(copy, ignore_errors=True)
 
 

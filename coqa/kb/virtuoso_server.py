@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from coqa.kb.base import KBError
-from coqa.kb.oxigraph_server import free_port
+from coqa.kb.local_process import free_port
 
 GRAPH = "http://pkubase.org/graph"
 START_TIMEOUT = 180.0

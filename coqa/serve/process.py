@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-from coqa.kb.oxigraph_server import free_port
+from coqa.kb.local_process import free_port, stop_process
 
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 15.0
@@ -47,12 +47,7 @@ def coqa_serve(
         _wait_until_answering(server, start_timeout)
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, STOP_TIMEOUT)
 
 
 def _last_log_line(path: Path) -> str:
