@@ -319,17 +319,23 @@ def _scatter(ranks: np.ndarray, n: int) -> np.ndarray:
     return ((ranks - 1) * (stride % n)) % n if n > 1 else ranks * 0
 
 
-def _literals(rng: np.random.Generator, count: int) -> list[str]:
-    """`count` literal values (without their quotes) as PKU BASE writes them."""
-    lengths = np.clip(
-        np.rint(rng.lognormal(*LITERAL_LENGTH_LOGNORMAL, size=count)), 1, MAX_LITERAL_LENGTH
-    ).astype(np.int64)
-    ascii_rows = rng.random(count) < ASCII_LITERAL_SHARE
+def _value_texts(
+    rng: np.random.Generator, count: int, length_lognormal: tuple[float, float], max_length: int, ascii_share: float
+) -> tuple[str, np.ndarray]:
+    """`count` random values (CJK text, or ASCII for an `ascii_share` of them)
+    as one string and their lengths; value i is the i-th slice of that length."""
+    lengths = np.clip(np.rint(rng.lognormal(*length_lognormal, size=count)), 1, max_length).astype(np.int64)
+    ascii_rows = rng.random(count) < ascii_share
     codes = CJK_TABLE[rng.integers(0, 1 << _CHAR_TABLE_BITS, size=int(lengths.sum()))]
     alphabet = np.frombuffer(_ASCII_LITERAL_CHARS.encode("utf-32-le"), dtype=np.uint32)
     owner = np.repeat(ascii_rows, lengths)
     codes[owner] = alphabet[codes[owner] % len(alphabet)]
-    text = codes.astype("<u4").tobytes().decode("utf-32-le")
+    return codes.astype("<u4").tobytes().decode("utf-32-le"), lengths
+
+
+def _literals(rng: np.random.Generator, count: int) -> list[str]:
+    """`count` literal values (without their quotes) as PKU BASE writes them."""
+    text, lengths = _value_texts(rng, count, LITERAL_LENGTH_LOGNORMAL, MAX_LITERAL_LENGTH, ASCII_LITERAL_SHARE)
     out = []
     start = 0
     for row, (length, draw) in enumerate(zip(lengths.tolist(), rng.random(count).tolist())):
@@ -476,15 +482,9 @@ NLPCC_SUBJECT = NameShape(
 
 def _nlpcc_objects(rng: np.random.Generator, count: int) -> list[str]:
     """`count` NLPCC object strings that are not subject names."""
-    lengths = np.clip(
-        np.rint(rng.lognormal(*NLPCC_OBJECT_LENGTH_LOGNORMAL, size=count)), 1, NLPCC_MAX_OBJECT_LENGTH
-    ).astype(np.int64)
-    ascii_rows = rng.random(count) < NLPCC_ASCII_OBJECT_SHARE
-    codes = CJK_TABLE[rng.integers(0, 1 << _CHAR_TABLE_BITS, size=int(lengths.sum()))]
-    alphabet = np.frombuffer(_ASCII_LITERAL_CHARS.encode("utf-32-le"), dtype=np.uint32)
-    owner = np.repeat(ascii_rows, lengths)
-    codes[owner] = alphabet[codes[owner] % len(alphabet)]
-    text = codes.astype("<u4").tobytes().decode("utf-32-le")
+    text, lengths = _value_texts(
+        rng, count, NLPCC_OBJECT_LENGTH_LOGNORMAL, NLPCC_MAX_OBJECT_LENGTH, NLPCC_ASCII_OBJECT_SHARE
+    )
     quirks = ((" ", NLPCC_SPACE_OBJECT_SHARE),) + NLPCC_OBJECT_QUIRKS
     out = []
     start = 0
