@@ -11,6 +11,7 @@ score is passed through the logistic function to stay in (0, 1)).
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -66,7 +67,8 @@ def feature_matrix(rows: Sequence[Mapping[str, float]], names: Sequence[str]) ->
         if row.keys() != expected:
             missing, unknown = sorted(expected - row.keys()), sorted(row.keys() - expected)
             raise FeatureMismatch(f"features missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'}")
-    return np.array([[row[name] for name in names] for row in rows], dtype=np.float64)
+    values = operator.itemgetter(*names)  # one C call per row instead of a Python loop over the names
+    return np.array([values(row) for row in rows], dtype=np.float64).reshape(len(rows), len(names))
 
 
 def fit_scorer(

@@ -227,9 +227,10 @@ class PredicateAssociations:
 
     def score(self, predicate: str, question_grams: set[str]) -> tuple[float, float]:
         """(best association, mean of the three best) of predicate with the grams."""
+        pair_counts, gram_counts, smoothing = self.pair_counts, self.gram_counts, self.smoothing
         values = sorted(
-            (self.pair_counts[g][predicate] / (self.gram_counts[g] + self.smoothing)
-             for g in question_grams if g in self.pair_counts and predicate in self.pair_counts[g]),
+            (counts[predicate] / (gram_counts[g] + smoothing)
+             for g in question_grams if (counts := pair_counts.get(g)) is not None and predicate in counts),
             reverse=True,
         )  # fmt: skip
         if not values:
@@ -262,6 +263,13 @@ class QuestionContext:
     neighbour_sims: np.ndarray  # similarity of the question to every training question
     # (rest of the question, predicate) -> the content positions it explains: many candidates share both
     explained: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    # Memos of what many candidates of the question share (speed only: each value is
+    # what the function computes for that key): the rest of the question and its
+    # bigrams and grams by the spans the candidate's mentions take out; the predicate
+    # features by (rest, predicate) or (rest, directed predicate).
+    rests: dict[tuple[tuple[int, int], ...], tuple[str, set[str], set[str]]] = field(default_factory=dict)
+    predicate_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
 
 
 def candidate_features(
@@ -270,9 +278,11 @@ def candidate_features(
 ) -> dict[str, float]:
     """The features of one candidate (all of CANDIDATE_FEATURES)."""
     text, linked = context.text, context.linked
-    rest = remove_spans(text, ((n.start, n.end) for n in candidate.nodes))
-    rest_bigrams = bigrams(rest)
-    rest_grams = grams(rest)
+    spans = tuple((n.start, n.end) for n in candidate.nodes)
+    if spans not in context.rests:
+        rest = remove_spans(text, spans)
+        context.rests[spans] = (rest, bigrams(rest), grams(rest))
+    rest, rest_bigrams, rest_grams = context.rests[spans]
     features = shape_features(candidate.shape)
     features.update(context.cues)
     scores = [n.score for n in candidate.nodes]
@@ -287,7 +297,7 @@ def candidate_features(
         n.score for n in linked if n not in used and n.score >= settings.strong_link and not any(n.overlaps(u) for u in used)
     ]
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
-    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context.neighbour_sims))
+    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context))
     features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION, context.explained))
     features.update(_answer_features(candidate, context.cues))
     features.update(_answer_form_features(candidate, text, context.cues))
@@ -349,6 +359,19 @@ def _explanation_features(
 
 
 _PREDICATE_ROW = ("char", "bigram", "contained", "fuzzy", "assoc_max", "assoc_top3", "prior", "neighbour_max", "neighbour_top3")
+_PREDICATE_ROW_NAMES = tuple((key, f"p_{key}_max", f"p_{key}_min", f"p_{key}_last") for key in _PREDICATE_ROW)
+
+
+def _predicate_row(
+    predicate: str, rest: str, rest_bigrams: set[str], rest_grams: set[str], associations: PredicateAssociations,
+    neighbours: PredicateNeighbours, neighbour_sims: np.ndarray,
+) -> dict[str, float]:
+    """The features of one predicate of a path against the rest of the question (_PREDICATE_ROW)."""
+    row = _similarity(predicate, rest, rest_bigrams)
+    row["assoc_max"], row["assoc_top3"] = associations.score(predicate, rest_grams)
+    row["prior"] = associations.prior(predicate)
+    row["neighbour_max"], row["neighbour_top3"] = neighbours.score(predicate, neighbour_sims)
+    return row
 
 
 def _predicate_features(
@@ -358,29 +381,32 @@ def _predicate_features(
     rest_grams: set[str],
     associations: PredicateAssociations,
     neighbours: PredicateNeighbours,
-    neighbour_sims: np.ndarray,
+    context: QuestionContext,
 ) -> dict[str, float]:
     predicates = _path_predicates(candidate)
     if not predicates:
         predicates = [a.value for a in candidate.answers]
     rows = []
     for predicate in predicates:
-        row = _similarity(predicate, rest, rest_bigrams)
-        row["assoc_max"], row["assoc_top3"] = associations.score(predicate, rest_grams)
-        row["prior"] = associations.prior(predicate)
-        row["neighbour_max"], row["neighbour_top3"] = neighbours.score(predicate, neighbour_sims)
-        rows.append(row)
+        if (rest, predicate) not in context.predicate_rows:
+            context.predicate_rows[(rest, predicate)] = _predicate_row(
+                predicate, rest, rest_bigrams, rest_grams, associations, neighbours, context.neighbour_sims
+            )
+        rows.append(context.predicate_rows[(rest, predicate)])
+    last = rows[-1] if candidate.shape.answer_predicate_last() else rows[0]
     features: dict[str, float] = {}
-    for key in _PREDICATE_ROW:
+    for key, max_name, min_name, last_name in _PREDICATE_ROW_NAMES:
         values = [row[key] for row in rows]
-        features[f"p_{key}_max"] = max(values)
-        features[f"p_{key}_min"] = min(values)
-        features[f"p_{key}_last"] = values[-1] if candidate.shape.answer_predicate_last() else values[0]
+        features[max_name] = max(values)
+        features[min_name] = min(values)
+        features[last_name] = last[key]
     features["p_length"] = float(len(predicates[0]))
     first = directed(predicates[0], candidate.shape.outward)
-    features["p_assoc_directed"], _ = associations.score(first, rest_grams)
-    features["p_prior_directed"] = associations.prior(first)
-    features["p_neighbour_directed"], _ = neighbours.score(first, neighbour_sims)
+    if (rest, first) not in context.directed_rows:
+        context.directed_rows[(rest, first)] = (
+            associations.score(first, rest_grams)[0], associations.prior(first), neighbours.score(first, context.neighbour_sims)[0]
+        )
+    features["p_assoc_directed"], features["p_prior_directed"], features["p_neighbour_directed"] = context.directed_rows[(rest, first)]
     return features
 
 

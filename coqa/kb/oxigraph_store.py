@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -13,20 +14,30 @@ from coqa.kb.names import Term, iri_to_name
 
 def term_from_oxigraph(node: object) -> Term | None:
     """PKU BASE term of a pyoxigraph solution value (None when unbound)."""
+    # type() rather than isinstance: pyoxigraph's classes cannot be subclassed, and
+    # this runs for every value of every row (hundreds of thousands per dev run).
+    kind = type(node)
+    if kind is ox.NamedNode:
+        return _entity_term(node.value)  # type: ignore[attr-defined]
+    if kind is ox.Literal:
+        return Term.literal(node.value)  # type: ignore[attr-defined]
     if node is None:
         return None
-    if isinstance(node, ox.NamedNode):
-        name = iri_to_name(node.value)
-        return Term.entity(node.value if name is None else name)
-    if isinstance(node, ox.Literal):
-        return Term.literal(node.value)
     return Term.entity(str(node))
+
+
+@lru_cache(maxsize=1 << 17)
+def _entity_term(iri: str) -> Term:
+    """The term of an IRI: the same entities come back in query after query, so
+    each is decoded and built once."""
+    name = iri_to_name(iri)
+    return Term.entity(iri if name is None else name)
 
 
 def results_from_oxigraph(solutions: ox.QuerySolutions) -> QueryResult:
     """Convert pyoxigraph solutions to a QueryResult of PKU BASE terms."""
     variables = [v.value for v in solutions.variables]
-    rows = [tuple(term_from_oxigraph(s[i]) for i in range(len(variables))) for s in solutions]
+    rows = [tuple(map(term_from_oxigraph, solution)) for solution in solutions]
     return QueryResult(variables, rows)
 
 
