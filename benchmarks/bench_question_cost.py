@@ -1,0 +1,198 @@
+"""The fixed cost of one question: CPU and latency per stage of the pipeline,
+on the bench store alone and, paired in the same process, on a large store
+with the bench inside.
+
+    python benchmarks/bench_question_cost.py --store /tmp/s [--large /tmp/s10m] [--limit N] [--rounds R] [--json FILE]
+
+Every dev question of pkubase-bench is answered with the shipped model (or
+`--model`) through `Pipeline.answer`, once per store and round, the stores
+taking turns question by question so that both see the same machine load.
+CPU time (`time.process_time`, all threads of this process) is the figure to
+compare on a shared machine; wall time gives p50/p95 latency.
+
+The stages are timed by wrapping the pipeline's own methods (nothing of
+coqa is changed): `detect` (mention detection), `link` (link candidates,
+their KB features and scores), `generate` (query generation, its KB queries
+included), `featurize` (ranking features), `score` (the ranker's boosted
+model), and `other` (the rest of `answer`: the explanation records and
+running the chosen query). Time spent inside the knowledge base's `select`
+is also reported on its own (`kb select`, part of the stages above), with
+the number of queries per question.
+
+To compare two versions of the code, run it alternately with `PYTHONPATH`
+pointing at a checkout of the other version and compare the `--json` files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchutil import machine_load, percentiles  # noqa: E402
+
+import coqa  # noqa: E402
+from coqa.config import load_settings  # noqa: E402
+from coqa.dataset import read_ccks  # noqa: E402
+from coqa.pipeline import Pipeline  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pkubase-bench"
+STAGES = ("detect", "link", "generate", "featurize", "score")
+
+
+class StageClock:
+    """CPU and wall seconds per stage of the question being answered."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.wall: dict[str, float] = defaultdict(float)
+        self.queries = 0
+
+    def reset(self) -> None:
+        self.cpu.clear()
+        self.wall.clear()
+        self.queries = 0
+
+    def timed(self, stage: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        """`function`, adding the time of each call to `stage`."""
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            cpu, wall = time.process_time(), time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.cpu[stage] += time.process_time() - cpu
+                self.wall[stage] += time.perf_counter() - wall
+                if stage == "kb select":
+                    self.queries += 1
+
+        return wrapper
+
+
+def instrumented(store: Path, model: Path | None, clock: StageClock) -> Pipeline:
+    """A pipeline over `store` whose stages report to `clock`."""
+    flags: dict[str, str] = {"store": str(store)}
+    if model is not None:
+        flags["model"] = str(model)
+    pipeline = Pipeline.from_settings(load_settings(flags=flags))
+    assert pipeline.linker is not None and pipeline.ranker is not None and pipeline.ranker.model.scorer is not None
+    pipeline.detect = clock.timed("detect", pipeline.detect)  # type: ignore[method-assign]
+    pipeline.linker.link = clock.timed("link", pipeline.linker.link)  # type: ignore[method-assign]
+    pipeline.generate_recorded = clock.timed("generate", pipeline.generate_recorded)  # type: ignore[method-assign]
+    pipeline.ranker.featurize = clock.timed("featurize", pipeline.ranker.featurize)  # type: ignore[method-assign]
+    scorer = pipeline.ranker.model.scorer
+    scorer.score = clock.timed("score", scorer.score)  # type: ignore[method-assign]
+    # The linker and the generator hold the same KB object as the pipeline.
+    pipeline.kb.select = clock.timed("kb select", pipeline.kb.select)  # type: ignore[method-assign]
+    return pipeline
+
+
+class Run:
+    """Per-question figures of one store."""
+
+    def __init__(self, name: str, store: Path, model: Path | None) -> None:
+        self.name = name
+        self.clock = StageClock()
+        self.pipeline = instrumented(store, model, self.clock)
+        self.cpu: list[float] = []
+        self.wall: list[float] = []
+        self.queries: list[int] = []
+        self.stage_cpu: dict[str, list[float]] = defaultdict(list)
+        self.stage_wall: dict[str, list[float]] = defaultdict(list)
+
+    def answer(self, question: str) -> None:
+        self.clock.reset()
+        cpu, wall = time.process_time(), time.perf_counter()
+        self.pipeline.answer(question)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        self.cpu.append(cpu)
+        self.wall.append(wall)
+        self.queries.append(self.clock.queries)
+        staged_cpu = sum(self.clock.cpu[s] for s in STAGES)
+        staged_wall = sum(self.clock.wall[s] for s in STAGES)
+        for stage in (*STAGES, "kb select"):
+            self.stage_cpu[stage].append(self.clock.cpu[stage])
+            self.stage_wall[stage].append(self.clock.wall[stage])
+        self.stage_cpu["other"].append(cpu - staged_cpu)
+        self.stage_wall["other"].append(wall - staged_wall)
+
+    def summary(self) -> dict[str, Any]:
+        wall, cpu = percentiles(self.wall), percentiles(self.cpu)
+        stages = {
+            stage: {
+                "cpu_mean_ms": 1000 * float(np.mean(self.stage_cpu[stage])),
+                "wall_p50_ms": 1000 * percentiles(self.stage_wall[stage])["p50"],
+                "wall_p95_ms": 1000 * percentiles(self.stage_wall[stage])["p95"],
+            }
+            for stage in (*STAGES, "other", "kb select")
+        }
+        return {
+            "questions": len(self.cpu),
+            "cpu_mean_ms": 1000 * float(np.mean(self.cpu)),
+            "cpu_p50_ms": 1000 * cpu["p50"],
+            "cpu_p95_ms": 1000 * cpu["p95"],
+            "wall_p50_ms": 1000 * wall["p50"],
+            "wall_p95_ms": 1000 * wall["p95"],
+            "queries_per_question": float(np.mean(self.queries)),
+            "stages": stages,
+        }
+
+
+def print_summary(name: str, summary: dict[str, Any]) -> None:
+    print(
+        f"{name}: {summary['questions']} questions; CPU per question mean {summary['cpu_mean_ms']:.1f} ms, "
+        f"p50 {summary['cpu_p50_ms']:.1f} ms, p95 {summary['cpu_p95_ms']:.1f} ms; "
+        f"latency p50 {summary['wall_p50_ms']:.1f} ms, p95 {summary['wall_p95_ms']:.1f} ms; "
+        f"{summary['queries_per_question']:.1f} KB queries per question"
+    )
+    print(f"  {'stage':<10}  {'CPU mean ms':>11}  {'wall p50 ms':>11}  {'wall p95 ms':>11}")
+    for stage, figures in summary["stages"].items():
+        print(f"  {stage:<10}  {figures['cpu_mean_ms']:>11.2f}  {figures['wall_p50_ms']:>11.2f}  {figures['wall_p95_ms']:>11.2f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--store", type=Path, required=True, help="store of pkubase-bench (made by `coqa load`)")
+    parser.add_argument("--large", type=Path, help="a large store with pkubase-bench inside (`coqa load --append`)")
+    parser.add_argument("--model", type=Path, help="model directory (default: the shipped model)")
+    parser.add_argument("--questions", type=Path, default=BENCH / "dev.txt", help="CCKS question file (default: bench dev)")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--rounds", type=int, default=1, help="answer every question this many times per store")
+    parser.add_argument("--json", type=Path, help="write the figures here as JSON")
+    args = parser.parse_args()
+    questions = [q.question for q in read_ccks(args.questions)][: args.limit]
+    runs = [Run("bench store", args.store, args.model)]
+    if args.large is not None:
+        runs.append(Run("large store", args.large, args.model))
+    for run in runs:  # warm the model, the caches and the stores' first pages
+        run.pipeline.answer(questions[0])
+    print(f"code: {Path(coqa.__file__).parent}")
+    print(machine_load())
+    for _ in range(args.rounds):
+        for question in questions:
+            for run in runs:
+                run.answer(question)
+    print(machine_load())
+    summaries = {run.name: run.summary() for run in runs}
+    for name, summary in summaries.items():
+        print_summary(name, summary)
+    if len(runs) == 2:
+        bench, large = summaries["bench store"], summaries["large store"]
+        summaries["large_over_bench_cpu"] = large["cpu_mean_ms"] / bench["cpu_mean_ms"]
+        print(f"large store / bench store, CPU per question: {summaries['large_over_bench_cpu']:.2f}x")
+    if args.json is not None:
+        args.json.write_text(json.dumps(summaries, indent=1), encoding="utf-8")
+    for run in runs:
+        run.pipeline.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
