@@ -37,13 +37,14 @@ class QueryGenerationSettings:
     star_nodes: int = 5
     # Predicates expanded per node and direction, the most relevant to the question first.
     predicates_per_direction: int = 60
-    # Answers fetched per expanded predicate (the count of all of them comes from the store).
-    answers_per_predicate: int = 200
-    # First-hop predicates per node and chain shape whose two-hop paths are discovered.
+    # Answers are fetched for an expanded predicate with at most this many (the store counts
+    # them first); a larger one gets candidates that carry only the store's count. No query
+    # is cut by a LIMIT, so every engine returns the same rows.
+    answers_per_predicate: int = 500
+    # First-hop predicates per node and chain shape whose two-hop paths are counted.
     chain_predicates: int = 20
-    # Rows asked per typed discovery query.
-    discover_rows: int = 3000
-    # Rows of two-hop paths asked per chain shape: the rarer the shape in CCKS, the less it may cost.
+    # Paths fetched per node and chain shape (the rarer the shape in CCKS, the less it may
+    # cost): first-hop predicates, most relevant first, whose counted paths fit.
     chain_rows: Mapping[str, int] = field(
         default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
     )

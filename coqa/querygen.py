@@ -35,8 +35,9 @@ from coqa.templates import Template
 @dataclass
 class Candidate:
     """One instantiated template: its shape, bindings, the linked nodes it
-    uses, its predicates in path order, and its answers (for a one-hop shape
-    at most answers_per_predicate of them; `answer_count` says how many the store has)."""
+    uses, its predicates in path order, and its answers (none for a one-hop
+    shape whose predicate has more than answers_per_predicate; `answer_count`
+    says how many the store has)."""
 
     shape: Shape
     bindings: dict[str, Term]
@@ -52,8 +53,9 @@ class Candidate:
 
 @dataclass
 class _Neighbourhood:
-    """The expanded predicates around a node: predicate -> the answers fetched
-    (at most answers_per_predicate) and predicate -> how many there are in all."""
+    """The expanded predicates around a node, most relevant first: predicate ->
+    its answers (empty when it has more than answers_per_predicate) and
+    predicate -> how many there are in all."""
 
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
@@ -116,7 +118,9 @@ class QueryGenerator:
 
     def _neighbourhood(self, node: LinkedNode, question: str, cuts: list[CapCut]) -> _Neighbourhood:
         """Count the predicates around the node in the store, keep the most
-        relevant ones, then fetch answers for those only."""
+        relevant ones, then fetch answers for those with few enough. The dicts
+        hold the kept predicates in relevance order, whatever order an engine
+        returns rows in."""
         out_counts = {} if node.term.is_literal else self._predicate_counts(DISCOVER_OUT, node.term)
         in_counts = self._predicate_counts(DISCOVER_IN, node.term)
         hood = _Neighbourhood({}, {}, {}, {})
@@ -128,28 +132,21 @@ class QueryGenerator:
             if len(chosen) < len(counts):
                 cuts.append(CapCut("predicates_per_direction", f"{node.term} {direction}", len(chosen), len(counts)))
             kept.update((p, counts[p]) for p in chosen)
-            for predicate, answers in self._expand(template, node.term, kept).items():
-                edges[predicate] = answers
+            cap = self.limits.answers_per_predicate
+            small = [p for p in chosen if counts[p] <= cap]
+            fetched = self._expand(template, node.term, small) if small else {}
             for predicate in chosen:
-                fetched = len(edges.get(predicate, ()))
-                if counts[predicate] > fetched:
-                    where = f"{node.term} {direction} {predicate}"
-                    cuts.append(CapCut("answers_per_predicate", where, fetched, counts[predicate]))
+                edges[predicate] = fetched.get(predicate, set())
+                if counts[predicate] > cap:
+                    cuts.append(CapCut("answers_per_predicate", f"{node.term} {direction} {predicate}", 0, counts[predicate]))
         return hood
 
-    def _expand(self, template: str, node: Term, counts: Mapping[str, int]) -> dict[str, set[Term]]:
-        """The answers of each predicate: the predicates with few answers in one
-        query, each with more than answers_per_predicate in its own LIMITed query."""
-        cap = self.limits.answers_per_predicate
-        small = [p for p, n in counts.items() if n <= cap]
-        batches = [(small, sum(counts[p] for p in small))] if small else []
-        batches += [([p], cap) for p, n in counts.items() if n > cap]
+    def _expand(self, template: str, node: Term, predicates: Sequence[str]) -> dict[str, set[Term]]:
+        """All answers of each predicate (their counts are known to be small)."""
         answers: dict[str, set[Term]] = defaultdict(set)
-        for predicates, limit in batches:
-            rows = self._select(template, e=node, predicates=[Term.entity(p) for p in predicates], limit=limit)
-            for predicate, answer in rows:
-                if predicate is not None and answer is not None:
-                    answers[predicate.value].add(answer)
+        for predicate, answer in self._select(template, e=node, predicates=[Term.entity(p) for p in predicates]):
+            if predicate is not None and answer is not None:
+                answers[predicate.value].add(answer)
         return answers
 
     def generate(self, nodes: list[LinkedNode], question: str = "", count_question: bool = False) -> list[Candidate]:
@@ -170,10 +167,10 @@ class QueryGenerator:
         for node in [n for n in top if not n.term.is_literal][: self.limits.chain_nodes] + [
             n for n in top if n.term.is_literal
         ][:2]:
-            candidates.extend(self._chains(node, hoods[node.term], question, cuts))
+            candidates.extend(self._chains(node, hoods[node.term], cuts))
         pairs = [(a, b) for a, b in permutations(top[: self.limits.star_nodes], 2) if not a.overlaps(b)]
         for first, second in pairs:
-            candidates.extend(self._pair(first, second, hoods, cuts))
+            candidates.extend(self._pair(first, second, hoods))
         for trio in combinations(top[: self.limits.star_nodes], 3):
             if not any(a.overlaps(b) for a, b in combinations(trio, 2)):
                 candidates.extend(self._star3(trio, hoods))
@@ -192,8 +189,10 @@ class QueryGenerator:
             bindings = {"e": node.term, "p": Term.entity(predicate)}
             yield Candidate(ONE_HOP_IN, bindings, (node,), (predicate,), _sorted(subjects), answer_count=hood.in_counts[predicate])
 
-    def _chains(self, node: LinkedNode, hood: _Neighbourhood, question: str, cuts: list[CapCut]) -> Iterable[Candidate]:
-        """Two-hop paths whose first predicate is among the node's most relevant ones."""
+    def _chains(self, node: LinkedNode, hood: _Neighbourhood, cuts: list[CapCut]) -> Iterable[Candidate]:
+        """Two-hop paths whose first predicate is among the node's most relevant
+        ones: the store counts the paths of each predicate pair, then the paths
+        of the first predicates (most relevant first) that fit in chain_rows are fetched."""
         for shape in shapes_of(CHAIN):
             if node.term.is_literal and not shape.accepts_literal_first():
                 continue
@@ -203,21 +202,29 @@ class QueryGenerator:
                 cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(first)))
             if not chosen:
                 continue
-            limit = self.limits.chain_rows[shape.name]
-            rows = self._select(shape.discovery, e=node.term, predicates=[Term.entity(p) for p in chosen], limit=limit)
-            if len(rows) == limit:
-                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), limit, limit + 1))
+            paths_per_first: dict[str, int] = defaultdict(int)
+            for p1, _, count in self._select(shape.discovery, e=node.term, predicates=[Term.entity(p) for p in chosen]):
+                if p1 is not None and count is not None:
+                    paths_per_first[p1.value] += int(count.value)
+            budget, fetched = self.limits.chain_rows[shape.name], []
+            for p1 in chosen:
+                if 0 < paths_per_first[p1] <= budget:
+                    fetched.append(p1)
+                    budget -= paths_per_first[p1]
+            found = sum(1 for p1 in chosen if paths_per_first[p1])
+            if len(fetched) < found:
+                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), found))
+            if not fetched:
+                continue
             paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-            for p1, p2, answer in rows:
+            for p1, p2, answer in self._select(shape.fetch, e=node.term, predicates=[Term.entity(p) for p in fetched]):
                 if p1 is not None and p2 is not None and answer is not None and answer != node.term:
                     paths[(p1.value, p2.value)].add(answer)
-            for (p1, p2), answers in paths.items():
+            for (p1, p2), answers in sorted(paths.items(), key=lambda path: path[0]):
                 bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
                 yield Candidate(shape, bindings, (node,), (p1, p2), _sorted(answers))
 
-    def _pair(
-        self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood], cuts: list[CapCut]
-    ) -> Iterable[Candidate]:
+    def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
         yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node(), b.subjects_by_node(), ordered=True)
         yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node(), b.subjects_by_node(), ordered=False)
@@ -225,8 +232,8 @@ class QueryGenerator:
         for predicate, objects in a.out.items():
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
-        if TYPE_PREDICATE in b.inward and not first.term.is_literal:
-            yield from self._typed(first, second, a, cuts)
+        if TYPE_PREDICATE in b.in_counts and not first.term.is_literal:
+            yield from self._typed(first, second, a)
 
     def _linked_facts(
         self, first: LinkedNode, second: LinkedNode, predicate: str, hood: _Neighbourhood, second_hood: _Neighbourhood
@@ -246,25 +253,20 @@ class QueryGenerator:
             bindings = {"e": second.term, **fact, "p": Term.entity(other)}
             yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), _sorted(objects))
 
-    def _typed(self, node: LinkedNode, type_node: LinkedNode, hood: _Neighbourhood, cuts: list[CapCut]) -> Iterable[Candidate]:
+    def _typed(self, node: LinkedNode, type_node: LinkedNode, hood: _Neighbourhood) -> Iterable[Candidate]:
         """Answers of the node's expanded predicates that have the linked type."""
         for shape in shapes_of(TYPED):
             predicates = list(hood.out_counts if shape.outward else hood.in_counts)
             if not predicates:
                 continue
-            limit = self.limits.discover_rows
-            rows = self._select(
-                shape.discovery, e=node.term, t=type_node.term, predicates=[Term.entity(p) for p in predicates], limit=limit
-            )
-            if len(rows) == limit:
-                cuts.append(CapCut("discover_rows", f"{node.term} {shape.name}", limit, limit + 1))
+            rows = self._select(shape.discovery, e=node.term, t=type_node.term, predicates=[Term.entity(p) for p in predicates])
             typed: dict[str, set[Term]] = defaultdict(set)
             for predicate, answer in rows:
                 if predicate is not None and answer is not None:
                     typed[predicate.value].add(answer)
-            for predicate, answers in typed.items():
+            for predicate in [p for p in predicates if p in typed]:
                 bindings = {"e": node.term, "p": Term.entity(predicate), "t": type_node.term}
-                yield Candidate(shape, bindings, (node, type_node), (predicate, TYPE_PREDICATE), _sorted(answers))
+                yield Candidate(shape, bindings, (node, type_node), (predicate, TYPE_PREDICATE), _sorted(typed[predicate]))
 
     @staticmethod
     def _star(

@@ -56,6 +56,7 @@ class Shape:
     outward: bool
     gold_category: str
     discovery: str | None = None
+    fetch: str | None = None  # chains: the template fetching the answers of the discovered paths
     counts: str | None = None
     second_outward: bool = False  # two-node shapes: the path leaves the second node too
 
@@ -77,9 +78,9 @@ ONE_HOP_OUT = Shape("one_hop_out", ONE_HOP, outward=True, gold_category=GOLD_ONE
 ONE_HOP_IN = Shape("one_hop_in", ONE_HOP, outward=False, gold_category=GOLD_ONE_HOP)
 ONE_HOP_OUT_CHECKED = Shape("one_hop_out_checked", FACT_CHECKED, outward=True, gold_category=GOLD_ONE_HOP)
 ONE_HOP_OUT_CHECKED_IN = Shape("one_hop_out_checked_in", FACT_CHECKED, outward=True, gold_category=GOLD_ONE_HOP)
-CHAIN_OUT_OUT = Shape("chain_out_out", CHAIN, outward=True, gold_category=GOLD_CHAIN, discovery="discover_chain_out_out")
-CHAIN_IN_OUT = Shape("chain_in_out", CHAIN, outward=False, gold_category=GOLD_CHAIN, discovery="discover_chain_in_out")
-CHAIN_OUT_IN = Shape("chain_out_in", CHAIN, outward=True, gold_category=GOLD_CHAIN, discovery="discover_chain_out_in")
+CHAIN_OUT_OUT = Shape("chain_out_out", CHAIN, outward=True, gold_category=GOLD_CHAIN, discovery="discover_chain_out_out", fetch="fetch_chain_out_out")
+CHAIN_IN_OUT = Shape("chain_in_out", CHAIN, outward=False, gold_category=GOLD_CHAIN, discovery="discover_chain_in_out", fetch="fetch_chain_in_out")
+CHAIN_OUT_IN = Shape("chain_out_in", CHAIN, outward=True, gold_category=GOLD_CHAIN, discovery="discover_chain_out_in", fetch="fetch_chain_out_in")
 STAR_IN_IN = Shape("star_in_in", STAR, outward=False, gold_category=GOLD_STAR)
 STAR_OUT_IN = Shape("star_out_in", STAR, outward=True, gold_category=GOLD_STAR)
 STAR_OUT_OUT = Shape("star_out_out", STAR, outward=True, gold_category=GOLD_STAR, second_outward=True)
@@ -115,7 +116,7 @@ def shapes_of(family: str) -> tuple[Shape, ...]:
 
 def template_names() -> set[str]:
     """Every template file stem the registry expects in coqa/queries/."""
-    discovery = {shape.discovery for shape in SHAPES if shape.discovery}
+    discovery = {name for shape in SHAPES for name in (shape.discovery, shape.fetch) if name}
     return {shape.name for shape in SHAPES} | discovery | set(LOOKUPS)
 
 

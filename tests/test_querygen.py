@@ -109,14 +109,25 @@ def test_the_asked_predicate_of_a_hub_is_expanded_and_the_cut_recorded(hub_kb: K
     assert ("首都", "人口") in chains
 
 
-def test_answers_per_predicate_bounds_fetching_but_counts_come_from_the_store(hub_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(hub_kb, TEMPLATES, QueryGenerationSettings(answers_per_predicate=5))
+def test_a_predicate_with_more_than_answers_per_predicate_keeps_the_store_count_only(hub_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(hub_kb, TEMPLATES, QueryGenerationSettings(answers_per_predicate=5, predicates_per_direction=400))
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     candidates, cuts = generator.generate_recorded([hub], "枢纽有多少成员", count_question=True)
     members = {c.shape.name: c for c in candidates if c.predicates == ("成员",)}
-    assert len(members["one_hop_out"].answers) == 5 and members["one_hop_out"].answer_count == 8
+    assert members["one_hop_out"].answers == () and members["one_hop_out"].answer_count == 8
     assert members["count_out"].answers == (Term.literal("8"),)
-    assert CapCut("answers_per_predicate", "<枢纽> out 成员", 5, 8) in cuts
+    assert CapCut("answers_per_predicate", "<枢纽> out 成员", 0, 8) in cuts
+    capital = [c for c in candidates if c.predicates == ("首都",) and c.shape.name == "one_hop_out"]
+    assert capital[0].answers == (Term.entity("京城"),)
+
+
+def test_chain_rows_fetch_the_first_hops_whose_counted_paths_fit(hub_kb: KnowledgeBase) -> None:
+    candidates, cuts = _generate(hub_kb, "枢纽的首都的人口", predicates_per_direction=400, chain_rows={"chain_out_out": 3, "chain_in_out": 1, "chain_out_in": 1})
+    chains = {c.predicates: c.answers for c in candidates if c.shape.name == "chain_out_out"}
+    assert chains[("首都", "人口")] == (Term.literal("2000万"),)
+    assert len(chains) == 3  # 首都 (2 paths) first, then one 关系 predicate (1 path)
+    cut = [c for c in cuts if c.setting == "chain_rows.chain_out_out"]
+    assert cut and cut[0].kept == 2
 
 
 def test_typed_discovery_keeps_only_neighbours_of_the_type(hub_kb: KnowledgeBase) -> None:
