@@ -22,7 +22,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -147,7 +147,9 @@ class PredicateNeighbours:
 
     def similarities(self, text: str, fold: int | None) -> np.ndarray:
         """Similarity of `text` to every training question (0 for the hidden fold)."""
-        sims = (self.matrix @ self.vectorizer.transform([text]).T).toarray().ravel()
+        # A sparse matrix times a dense vector: one pass over the matrix, where a
+        # sparse-sparse product takes two and builds a sparse result (same sums, same order).
+        sims = self.matrix @ self.vectorizer.transform([text]).toarray().ravel()
         if fold is not None and self.folds is not None:
             sims[self.folds == fold] = 0.0
         return sims
@@ -266,10 +268,19 @@ class QuestionContext:
     # Memos of what many candidates of the question share (speed only: each value is
     # what the function computes for that key): the rest of the question and its
     # bigrams and grams by the spans the candidate's mentions take out; the predicate
-    # features by (rest, predicate) or (rest, directed predicate).
+    # features by (rest, predicate) or (rest, directed predicate); the shape and
+    # answer features by shape and answers (`_shared`).
     rests: dict[tuple[tuple[int, int], ...], tuple[str, set[str], set[str]]] = field(default_factory=dict)
     predicate_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
+    shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
+
+
+def _shared(context: QuestionContext, key: tuple, compute: Callable[[], dict[str, float]]) -> dict[str, float]:
+    """`compute()`, once per question for each `key` (which must hold all that it depends on); never mutate the result."""
+    if key not in context.shared:
+        context.shared[key] = compute()
+    return context.shared[key]
 
 
 def candidate_features(
@@ -283,7 +294,7 @@ def candidate_features(
         rest = remove_spans(text, spans)
         context.rests[spans] = (rest, bigrams(rest), grams(rest))
     rest, rest_bigrams, rest_grams = context.rests[spans]
-    features = shape_features(candidate.shape)
+    features = dict(_shared(context, ("shape", candidate.shape.name), lambda: shape_features(candidate.shape)))
     features.update(context.cues)
     scores = [n.score for n in candidate.nodes]
     features.update(
@@ -299,8 +310,9 @@ def candidate_features(
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
     features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context))
     features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION, context.explained))
-    features.update(_answer_features(candidate, context.cues))
-    features.update(_answer_form_features(candidate, text, context.cues))
+    answers = candidate.answers
+    features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
+    features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
     return features
 
 
@@ -396,6 +408,9 @@ def _predicate_features(
     last = rows[-1] if candidate.shape.answer_predicate_last() else rows[0]
     features: dict[str, float] = {}
     for key, max_name, min_name, last_name in _PREDICATE_ROW_NAMES:
+        if len(rows) == 1:  # most paths: one predicate is its own max, min and last
+            features[max_name] = features[min_name] = features[last_name] = last[key]
+            continue
         values = [row[key] for row in rows]
         features[max_name] = max(values)
         features[min_name] = min(values)
