@@ -50,26 +50,6 @@ def _widen_pipe(fd: int) -> None:
         pass
 
 
-class NewFacts:
-    """The distinct facts of an append that the store appended to lacks,
-    found by lookups in that store (left unchanged while the load runs, see
-    coqa.kb.store_dir.copy_store): the work follows the size of the append.
-    Counting the grown store instead (`len`) scans all of it: about 4.5 s
-    at 12M triples for a 150k-line append. Memory: one entry per new fact."""
-
-    def __init__(self, live: ox.Store) -> None:
-        self._live = live
-        self._new: set[ox.Quad] = set()
-
-    def add(self, ntriples: bytes) -> None:
-        """Note the facts of one block (N-Triples as the bulk load reads them)."""
-        live = self._live
-        self._new.update(quad for quad in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES, lenient=True) if quad not in live)
-
-    def __len__(self) -> int:
-        return len(self._new)
-
-
 class BulkSink:
     """N-Triples bytes into a pyoxigraph store through one streaming bulk
     load: a background thread runs `Store.bulk_load` reading from a pipe
@@ -80,8 +60,7 @@ class BulkSink:
     calls at 10M triples: 30% more CPU than one). The pipe keeps memory
     bounded: a write waits while the loader is busy."""
 
-    def __init__(self, store: ox.Store, new_facts: NewFacts | None = None) -> None:
-        self._new_facts = new_facts
+    def __init__(self, store: ox.Store) -> None:
         read_end, write_end = os.pipe()
         _widen_pipe(write_end)
         self._reader = os.fdopen(read_end, "rb")
@@ -100,8 +79,6 @@ class BulkSink:
             self._reader.close()  # a write still waiting fails instead of hanging
 
     def add(self, ntriples: bytes) -> None:
-        if self._new_facts is not None:
-            self._new_facts.add(ntriples)
         try:
             self._writer.write(ntriples)
         except BrokenPipeError:  # the bulk load stopped: say why
@@ -142,25 +119,16 @@ def open_store(path: Path) -> ox.Store:
 
 
 def store_pass(
-    files: Sequence[tuple[Path, str]],
-    store_path: Path,
-    progress: tqdm,
-    known_size: int | None = None,
-    appended_to: Path | None = None,
+    files: Sequence[tuple[Path, str]], store_path: Path, progress: tqdm, known_size: int | None = None
 ) -> tuple[int, int]:
     """Bulk load the triple files into the store at `store_path`; return how
-    many triples the store gained and its final size. For an append,
-    `appended_to` is the live store that `store_path` is a copy of and
-    `known_size` its number of triples (from its manifest): the gain is then
-    counted by lookups in the live store (NewFacts) instead of counting the
-    whole store before and after. Rejected lines are only counted: the
-    counting pass (coqa.kb.index_job) writes them."""
+    many triples the store gained and its final size. `known_size`: the
+    number of triples the store holds (from its manifest), which spares
+    counting them (a scan of the whole store: 4-5 s at 12M triples). Rejected
+    lines are only counted: the counting pass (coqa.kb.index_job) writes them."""
     store = open_store(store_path)
-    new_facts = None
-    if appended_to is not None and known_size is not None:
-        new_facts = NewFacts(_open_read_only(appended_to))
-    before = len(store) if new_facts is None else known_size
-    sink = BulkSink(store, new_facts)
+    before = len(store) if known_size is None else known_size
+    sink = BulkSink(store)
     try:
         for path, kind in files:
             triple_file_reader(path, kind, RejectsCounter(), sink).run(progress)
@@ -168,14 +136,5 @@ def store_pass(
         sink.abandon()
         raise
     sink.finish()
-    if new_facts is not None:
-        return len(new_facts), before + len(new_facts)
     stored = len(store)
     return stored - before, stored
-
-
-def _open_read_only(path: Path) -> ox.Store:
-    try:
-        return ox.Store.read_only(str(path))
-    except OSError as error:
-        raise KBError(f"cannot open the store at {path}: {error}") from None

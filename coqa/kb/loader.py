@@ -49,10 +49,6 @@ from coqa.kb.store_dir import MODES, check_mode, commit, copy_store, new_work_di
 
 # Inputs this large build the mention index in a second process (spawning costs ~1 s).
 PARALLEL_BYTES = 64 << 20
-# Appends of triple files up to this size count what the store gained by
-# lookups (coqa.kb.bulk_load.NewFacts, ~0.3 KB of memory per new fact);
-# larger ones count the grown store, whose scan then costs less than the lookups.
-COUNT_BY_LOOKUP_BYTES = 256 << 20
 
 
 def load_kb(
@@ -141,8 +137,7 @@ def _build(
         copy_store(store_dir, work_dir)
     job = IndexJob(files, work_dir / INDEX_SUBDIR, work_dir / REJECTS_FILE, existing_index)
     previous = read_manifest(store_dir) if appending else {}
-    appended_to = store_dir / STORE_SUBDIR if appending and not index_only else None
-    passes = _run_passes(job, work_dir, index_only, show_progress, previous.get("triples"), appended_to)
+    passes = _run_passes(job, work_dir, index_only, show_progress, previous.get("triples"))
     report = LoadReport(
         store_dir,
         mode,
@@ -189,22 +184,15 @@ class _Passes:
 
 
 def _run_passes(
-    job: IndexJob,
-    work_dir: Path,
-    index_only: bool,
-    show_progress: bool,
-    known_triples: int | None = None,
-    appended_to: Path | None = None,
+    job: IndexJob, work_dir: Path, index_only: bool, show_progress: bool, known_triples: int | None = None
 ) -> _Passes:
     """Run the counting pass and, unless `index_only`, the store pass
-    (`known_triples`: what the store held before, from its manifest;
-    `appended_to`: the live store an append adds to); fill
+    (`known_triples`: what the store held before, from its manifest); fill
     in the duplicates of the triple files from what the store gained (per
     file when there is one triple file, else only in the total)."""
     triple_files = [(path, kind) for path, kind in job.files if kind != MENTIONS]
     input_bytes = sum(path.stat().st_size for path, _ in job.files)
     triple_bytes = sum(path.stat().st_size for path, _ in triple_files)
-    counted_against = appended_to if triple_bytes <= COUNT_BY_LOOKUP_BYTES else None
     in_child = not index_only and input_bytes >= PARALLEL_BYTES
     # The bar counts the bytes read by the passes of this process.
     shown = input_bytes if index_only else triple_bytes if in_child else triple_bytes + input_bytes
@@ -217,7 +205,7 @@ def _run_passes(
             return passes
         child = ChildJob(job) if in_child else None
         try:
-            added, triples = store_pass(triple_files, work_dir / STORE_SUBDIR, bar, known_triples, counted_against)
+            added, triples = store_pass(triple_files, work_dir / STORE_SUBDIR, bar, known_triples)
             bar.set_postfix_str("mention index")
             passes = _Passes(*(child.result() if child else job.run(bar)), triples=triples, facts_added=added)
         except BaseException:
