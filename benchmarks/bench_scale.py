@@ -92,19 +92,34 @@ def loaded(store: Path, command: list[str]) -> dict[str, float]:
     return figures
 
 
-def append_runs(work: Path, base: Path, runs: int) -> list[dict[str, float]]:
-    """Append the bench to `runs` fresh copies of `base` (figures kept in
-    DIR/appends.json); the last copy stays as DIR/store-scale."""
-    store, figures_file = work / "store-scale", work / "appends.json"
-    if figures_file.is_file() and (store / "manifest.json").is_file():
-        return json.loads(figures_file.read_text())
+def append_runs(base: Path, store: Path, runs: int) -> list[dict[str, float]]:
+    """Append the bench to `runs` fresh copies of `base` at `store`; the last one stays."""
     results = []
     for _ in range(runs):
         shutil.rmtree(store, ignore_errors=True)
         shutil.copytree(base, store)
         results.append(timed_command([COQA, "load", str(BENCH), "--store", str(store), "--append"]))
+    return results
+
+
+def scale_store(work: Path, base: Path, runs: int) -> list[dict[str, float]]:
+    """DIR/store-scale, the bench appended to `base`, with the figures of
+    its `runs` appends (kept in DIR/appends.json and reused)."""
+    store, figures_file = work / "store-scale", work / "appends.json"
+    if figures_file.is_file() and (store / "manifest.json").is_file():
+        return json.loads(figures_file.read_text())
+    results = append_runs(base, store, runs)
     figures_file.write_text(json.dumps(results))
     return results
+
+
+def print_appends(appends: list[dict[str, float]]) -> None:
+    for number, figures in enumerate(appends, 1):
+        print(load_line(f"append pkubase-bench, run {number}", figures))
+    print(
+        f"append median: {np.median([a['wall_s'] for a in appends]):.1f} s wall, "
+        f"{np.median([a['cpu_s'] for a in appends]):.1f} CPU-s"
+    )
 
 
 def disk_mb(path: Path) -> float:
@@ -214,7 +229,11 @@ def run(args: argparse.Namespace, work: Path) -> int:
     lines = json.loads((data / "generated.json").read_text())["lines"]
     base = work / "store-synthetic"
     base_load = loaded(base, [COQA, "load", str(data), "--store", str(base)])
-    appends = append_runs(work, base, args.append_runs)
+    if args.append_only:
+        print_appends(append_runs(base, work / "store-append", args.append_runs))
+        print(machine_load())
+        return 0
+    appends = scale_store(work, base, args.append_runs)
     bench = work / "store-bench"
     bench_load = loaded(bench, [COQA, "load", str(BENCH), "--store", str(bench)])
     print(machine_load(), flush=True)
@@ -223,10 +242,7 @@ def run(args: argparse.Namespace, work: Path) -> int:
     print(machine_load())
     print(f"\ndata: {', '.join(f'{name} {count:,}' for name, count in lines.items())} lines")
     print(load_line(f"load synthetic + distractors ({sum(lines.values()):,} lines)", base_load, sum(lines.values())))
-    for number, figures in enumerate(appends, 1):
-        print(load_line(f"append pkubase-bench, run {number}", figures))
-    print(f"append median: {np.median([a['wall_s'] for a in appends]):.1f} s wall, "
-          f"{np.median([a['cpu_s'] for a in appends]):.1f} CPU-s")
+    print_appends(appends)
     print(load_line("load pkubase-bench alone", bench_load))
     print(store_line("bench store", bench))
     print(store_line("scale store", work / "store-scale"))
@@ -243,6 +259,11 @@ def main() -> int:
     parser.add_argument("--triples", type=int, default=10_000_000, help="synthetic triples (default 10M)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--append-runs", type=int, default=3, help="appends of the bench to fresh copies (default 3)")
+    parser.add_argument(
+        "--append-only",
+        action="store_true",
+        help="only time the appends (into DIR/store-append, not reused) after the synthetic load",
+    )
     parser.add_argument("--limit", type=int, help="answer only the first N dev questions")
     parser.add_argument("--work", type=Path, help="keep the data and stores here (reused by later runs)")
     parser.add_argument("--answer", type=Path, help=argparse.SUPPRESS)  # internal: one store's answering process
