@@ -55,7 +55,7 @@ def timed_command(command: list[str]) -> dict[str, float]:
     process = subprocess.Popen(command)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: tell Popen
     if process.returncode != 0:
         raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}")
     return {
