@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -540,6 +541,216 @@ def nlpcc_chunks(triples: int, seed: int) -> Iterator[str]:
         left -= count
 
 
+# --- Distractors: the collisions of a full KB, built from a real KB's vocabulary ---
+# Chosen, not fitted (the slice cannot show what the full PKU BASE adds around
+# it); every draw is seeded, so the files are a pure function of (KB files, seed).
+DISTRACTOR_TRIPLES_FILE = "pkubase-triples-distractors.txt"
+DISTRACTOR_TYPES_FILE = "pkubase-types-distractors.txt"
+DISTRACTOR_MENTIONS_FILE = "pkubase-mention2ent-distractors.txt"
+# Share of the KB's base names (the part before `_（`, or the whole name) that
+# get homonyms `base_（other description）`; their number per base name is
+# geometric with P(k+1)/P(k) = HOMONYM_EXTRA_RATIO (mean 1.67).
+HOMONYM_SHARE = 0.5
+HOMONYM_EXTRA_RATIO = 0.4
+# Share of the common words (2-4 characters, see KBVocabulary) that name a
+# distractor entity; every short ASCII/digit token does.
+WORD_ENTITY_SHARE = 0.5
+WORD_LENGTHS = (2, 4)
+TOKEN_LENGTHS = (2, 4)
+# Objects of distractor triples that are literals, drawn from the common
+# phrases (words, tokens and the KB's short literal values).
+DISTRACTOR_LITERAL_SHARE = 0.3
+MAX_PHRASE_LENGTH = 8
+MAX_DISTRACTOR_DEGREE = 20
+# Distractor mention lines ranked 1 (tied with the KB's own first entity for
+# that mention); the others rank after the KB's entities.
+DISTRACTOR_FIRST_SHARE = 0.2
+_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?![A-Za-z0-9])")
+_CJK_WORD = re.compile(r"[\u4e00-\u9fff]+")
+# Names with these would need escaping or repair on the way into the store;
+# the vocabulary leaves them out so every distractor line loads as written.
+_AWKWARD = re.compile(r'[\s<>"{}|^`\\]')
+
+
+@dataclass(frozen=True)
+class KBVocabulary:
+    """What distractors are made of, read from a PKU BASE triples, types and
+    mention2ent file (never from questions)."""
+
+    entities: frozenset[str]  # every entity name of the KB: no distractor may touch one
+    bases: list[str]  # distinct base names, sorted
+    descriptions: list[str]  # distinct texts inside `_（…）`, sorted
+    predicates: list[str]  # one per triple (draws follow their frequency), 类型 left out
+    types: list[str]  # one per type line
+    words: list[str]  # common words, sorted
+    tokens: list[str]  # short ASCII/digit tokens, sorted
+    phrases: list[str]  # values for distractor literals, sorted
+    mention_ranks: dict[str, int]  # highest rank of each mention
+
+    @classmethod
+    def read(cls, kb_dir: Path) -> "KBVocabulary":
+        """The vocabulary of the KB files in `kb_dir` (TRIPLES_FILE, TYPES_FILE, MENTIONS_FILE).
+
+        Common words: CJK strings of WORD_LENGTHS characters that are a
+        predicate, a type, a literal value or a mention of the KB. Tokens:
+        maximal ASCII letter/digit runs of TOKEN_LENGTHS characters inside its
+        names, literals and mentions (C9, 985, 3D)."""
+        from coqa.kb.formats import LineError, parse_mention_line, parse_triple_line
+
+        entities: set[str] = set()
+        predicates: list[str] = []
+        literals: list[str] = []
+        types: list[str] = []
+        for name, kind in ((TRIPLES_FILE, "triples"), (TYPES_FILE, "types")):
+            for line in _kb_lines(kb_dir / name):
+                try:
+                    triple, _ = parse_triple_line(line)
+                except LineError:
+                    continue
+                entities.add(triple.subject)
+                if triple.object.is_literal:
+                    literals.append(triple.object.value)
+                elif kind == "types" or triple.predicate == TYPE_PREDICATE:
+                    types.append(triple.object.value)
+                else:
+                    entities.add(triple.object.value)
+                if kind == "triples" and triple.predicate != TYPE_PREDICATE:
+                    predicates.append(triple.predicate)
+        mention_ranks: dict[str, int] = {}
+        for line in _kb_lines(kb_dir / MENTIONS_FILE):
+            try:
+                mention, _ = parse_mention_line(line)
+            except LineError:
+                continue
+            mention_ranks[mention.mention] = max(mention.rank, mention_ranks.get(mention.mention, 0))
+        bases, descriptions = set(), set()
+        for name in entities:
+            cut = name.find("_（")
+            if cut > 0 and name.endswith("）"):
+                bases.add(name[:cut])
+                descriptions.add(name[cut + 2 : -1])
+            else:
+                bases.add(name)
+        lo, hi = WORD_LENGTHS
+        word_sources = set(predicates) | set(types) | set(literals) | set(mention_ranks)
+        words = {w for w in word_sources if lo <= len(w) <= hi and _CJK_WORD.fullmatch(w)}
+        lo, hi = TOKEN_LENGTHS
+        token_sources = [*entities, *literals, *mention_ranks]
+        tokens = {t for text in token_sources for t in _TOKEN.findall(text) if lo <= len(t) <= hi}
+        short_literals = {v for v in literals if 0 < len(v) <= MAX_PHRASE_LENGTH and not _AWKWARD.search(v)}
+        return cls(
+            frozenset(entities),
+            sorted(b for b in bases if not _AWKWARD.search(b)),
+            sorted(d for d in descriptions if not _AWKWARD.search(d)),
+            predicates,
+            types,
+            sorted(words),
+            sorted(tokens),
+            sorted(words | tokens | short_literals),
+            mention_ranks,
+        )
+
+
+def _kb_lines(path: Path) -> Iterator[str]:
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            line = line.rstrip("\n")
+            if line.strip():
+                yield line
+
+
+@dataclass(frozen=True)
+class Distractor:
+    """One distractor entity and the mention that collides with the KB."""
+
+    name: str
+    mention: str
+
+
+def distractor_entities(vocabulary: KBVocabulary, seed: int) -> list[Distractor]:
+    """Homonyms of the KB's base names, then entities named by common words,
+    then by tokens; a word or token that already names a KB entity gets a
+    description. No name equals one of the KB's or another distractor's."""
+    rng = np.random.default_rng([seed, 5])
+    taken = set(vocabulary.entities)
+    out: list[Distractor] = []
+
+    def add(name: str, mention: str) -> None:
+        if name not in taken:
+            taken.add(name)
+            out.append(Distractor(name, mention))
+
+    def described(base: str) -> str:
+        return f"{base}_（{vocabulary.descriptions[rng.integers(len(vocabulary.descriptions))]}）"
+
+    for base in vocabulary.bases:
+        if rng.random() < HOMONYM_SHARE:
+            for _ in range(int(rng.geometric(1 - HOMONYM_EXTRA_RATIO))):
+                add(described(base), base)
+    for word in vocabulary.words:
+        if rng.random() < WORD_ENTITY_SHARE:
+            add(word if word not in taken else described(word), word)
+    for token in vocabulary.tokens:
+        add(token if token not in taken else described(token), token)
+    return out
+
+
+def distractor_chunks(vocabulary: KBVocabulary, distractors: list[Distractor], seed: int) -> tuple[str, str, str]:
+    """The distractor triples, types and mention2ent files' text.
+
+    Each distractor gets its own neighbourhood: an out-degree from the fitted
+    law (at most MAX_DISTRACTOR_DEGREE), the KB's predicates at their
+    frequencies, objects that are other distractors or (a
+    DISTRACTOR_LITERAL_SHARE of them) common phrases, types like the KB's.
+    Nothing links to a KB entity, so no answer of the KB changes."""
+    rng = np.random.default_rng([seed, 6])
+    count = len(distractors)
+    degrees = np.clip(np.rint(rng.lognormal(*OUT_DEGREE_LOGNORMAL, size=count)), 1, MAX_DISTRACTOR_DEGREE).astype(np.int64)
+    edges = int(degrees.sum())
+    predicates = rng.integers(0, len(vocabulary.predicates), size=edges).tolist()
+    literal = (rng.random(edges) < DISTRACTOR_LITERAL_SHARE).tolist()
+    phrases = rng.integers(0, len(vocabulary.phrases), size=edges).tolist()
+    objects = rng.integers(0, count, size=edges).tolist()
+    triples = []
+    edge = 0
+    for distractor, degree in zip(distractors, degrees.tolist()):
+        for _ in range(degree):
+            obj = f'"{vocabulary.phrases[phrases[edge]]}"' if literal[edge] else f"<{distractors[objects[edge]].name}>"
+            triples.append(f"<{distractor.name}>\t<{vocabulary.predicates[predicates[edge]]}>\t{obj} .\n")
+            edge += 1
+    typed = (rng.random(count) < TYPED_ENTITY_SHARE).tolist()
+    type_draws = rng.integers(0, len(vocabulary.types), size=count).tolist()
+    types = [
+        f"<{d.name}>\t<{TYPE_PREDICATE}>\t<{vocabulary.types[t]}> .\n"
+        for d, is_typed, t in zip(distractors, typed, type_draws)
+        if is_typed
+    ]
+    first = (rng.random(count) < DISTRACTOR_FIRST_SHARE).tolist()
+    full_name = (rng.random(count) < MENTION_IS_NAME_SHARE).tolist()
+    ranks = dict(vocabulary.mention_ranks)
+    mentions = []
+    for distractor, is_first, with_name in zip(distractors, first, full_name):
+        rank = ranks.get(distractor.mention, 0) + 1
+        ranks[distractor.mention] = rank
+        mentions.append(f"{distractor.mention}\t{distractor.name}\t{1 if is_first else rank}\n")
+        if with_name and distractor.name != distractor.mention:
+            mentions.append(f"{distractor.name}\t{distractor.name}\t1\n")
+    return "".join(triples), "".join(types), "".join(mentions)
+
+
+def generate_distractors(out: Path, kb_dir: Path, seed: int) -> dict[str, int]:
+    """Write the three distractor files for the KB in `kb_dir` into `out`;
+    return the line count of each."""
+    out.mkdir(parents=True, exist_ok=True)
+    vocabulary = KBVocabulary.read(kb_dir)
+    texts = distractor_chunks(vocabulary, distractor_entities(vocabulary, seed), seed)
+    counts = {}
+    for name, text in zip((DISTRACTOR_TRIPLES_FILE, DISTRACTOR_TYPES_FILE, DISTRACTOR_MENTIONS_FILE), texts):
+        write_chunks(out / name, iter([text]))
+        counts[name] = text.count("\n")
+    return counts
+
+
 def write_chunks(path: Path, chunks: Iterator[str]) -> None:
     """Write text chunks to `path` as UTF-8 with `\\n` line ends."""
     with open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as out:
@@ -592,7 +803,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--literal-share", type=float, default=LITERAL_SHARE, help=f"share of literal objects (default {LITERAL_SHARE})"
     )
+    parser.add_argument(
+        "--distractors",
+        type=Path,
+        metavar="KB_DIR",
+        help="also write the distractor files for the PKU BASE files in KB_DIR (e.g. ../shared/data/pkubase-bench)",
+    )
     args = parser.parse_args(argv)
+    if args.distractors is not None and args.format == "nlpcc":
+        parser.error("--distractors is for the PKU BASE format")
     if args.triples < 0 or (args.mentions is not None and args.mentions < 0):
         parser.error("--triples and --mentions must be >= 0")
     if not 0.0 <= args.literal_share <= 1.0:
@@ -602,6 +821,8 @@ def main(argv: list[str] | None = None) -> int:
         counts = generate_nlpcc(args.out, args.triples, args.seed)
     else:
         counts = generate(args.out, args.triples, args.mentions, args.seed, args.literal_share)
+        if args.distractors is not None:
+            counts.update(generate_distractors(args.out, args.distractors, args.seed))
     _report(counts, args.out, time.perf_counter() - started, sys.stderr)
     return 0
 

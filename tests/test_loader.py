@@ -262,6 +262,26 @@ def test_duplicates_across_triple_files_are_counted_in_the_total(tmp_path: Path)
     assert (manifest["loads"][0]["facts_added"], manifest["loads"][0]["duplicates"]) == (3, 3)
 
 
+def test_an_append_counts_what_the_store_gained(tmp_path: Path) -> None:
+    """Facts already stored, facts repeated in the appended files (also in
+    another spelling) and new facts: the append's gain and the store's size
+    are what the store holds. (Why the loader's own line counts plus the
+    manifest's previous count cannot stand in for counting the store.)"""
+    source = tmp_path / "kb"
+    source.mkdir()
+    write(source, "pkubase-triples.txt", "<a>\t<b>\t<c> .\n<a>\t<b>\t\"v\" .\n")
+    store = tmp_path / "store"
+    load_kb([source], store)
+    more = tmp_path / "more"
+    more.mkdir()
+    write(more, "pkubase-triples.txt", "<a>\t<b>\t<c> .\n<a>\t<b>\t<d> .\n<a>\t<b>\t<d> .\r\n<e>\t<b>\t\"v\" .\n")
+    write(more, "pkubase-types.txt", "<a>\t<类型>\t<t> .\n<e>\t<b>\t\"v\" .\n")
+    report = load_kb([more], store, mode="append")
+    assert report.total.loaded + report.total.repaired == 6
+    assert (report.facts_added, report.triples, report.total.duplicates) == (3, 5, 3)
+    assert len(ox.Store.read_only(str(store / STORE_SUBDIR))) == 5
+
+
 def test_a_failed_bulk_load_is_an_error_not_a_hang(tmp_path: Path) -> None:
     sink = bulk_load_module.BulkSink(ox.Store(str(tmp_path / "store")))
     with pytest.raises(KBError, match="bulk load"):

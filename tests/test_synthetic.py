@@ -94,3 +94,93 @@ def test_loader_loads_the_files_and_one_hop_queries_answer(files: Path, tmp_path
         query = f"select ?x where {{ {sparql_name(subject[1:-1])} {sparql_name(predicate[1:-1])} ?x }}"
         assert kb.select(query).rows, line
     kb.close()
+
+
+BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "pkubase-bench"
+
+
+@pytest.fixture(scope="module")
+def distractors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("distractors")
+    synthetic.generate_distractors(out, BENCH, seed=7)
+    return out
+
+
+@pytest.fixture(scope="module")
+def vocabulary() -> synthetic.KBVocabulary:
+    return synthetic.KBVocabulary.read(BENCH)
+
+
+def distractor_triples(directory: Path) -> list[tuple[str, str, str]]:
+    return [tuple(line[:-2].split("\t")) for line in lines(directory / synthetic.DISTRACTOR_TRIPLES_FILE)]
+
+
+def test_distractors_same_seed_same_bytes_other_seed_other_bytes(distractors: Path, tmp_path: Path) -> None:
+    synthetic.generate_distractors(tmp_path / "again", BENCH, seed=7)
+    synthetic.generate_distractors(tmp_path / "other", BENCH, seed=8)
+    for name in (synthetic.DISTRACTOR_TRIPLES_FILE, synthetic.DISTRACTOR_TYPES_FILE, synthetic.DISTRACTOR_MENTIONS_FILE):
+        assert (tmp_path / "again" / name).read_bytes() == (distractors / name).read_bytes()
+        assert (tmp_path / "other" / name).read_bytes() != (distractors / name).read_bytes()
+
+
+def test_distractor_lines_parse_without_repair_and_never_touch_a_kb_entity(
+    distractors: Path, vocabulary: synthetic.KBVocabulary
+) -> None:
+    for name in (synthetic.DISTRACTOR_TRIPLES_FILE, synthetic.DISTRACTOR_TYPES_FILE):
+        for line in lines(distractors / name):
+            triple, repairs = parse_triple_line(line)
+            assert repairs == [], line
+            assert triple.subject not in vocabulary.entities, line
+            if name == synthetic.DISTRACTOR_TRIPLES_FILE and not triple.object.is_literal:
+                assert triple.object.value not in vocabulary.entities, line
+    for line in lines(distractors / synthetic.DISTRACTOR_MENTIONS_FILE):
+        mention, repairs = parse_mention_line(line)
+        assert repairs == [] and mention.entity not in vocabulary.entities, line
+
+
+def test_homonyms_share_a_kb_base_name_with_another_description_and_have_their_own_edges(
+    distractors: Path, vocabulary: synthetic.KBVocabulary
+) -> None:
+    subjects = {s[1:-1] for s, _, _ in distractor_triples(distractors)}
+    kb_described = {name for name in vocabulary.entities if "_（" in name}
+    kb_bases = {name.split("_（")[0] for name in kb_described}
+    homonyms = {name for name in subjects if "_（" in name and name.split("_（")[0] in kb_bases}
+    assert len(homonyms) > len(kb_described) // 4
+    assert not homonyms & vocabulary.entities
+    mentioned = {line.split("\t")[0] for line in lines(distractors / synthetic.DISTRACTOR_MENTIONS_FILE)}
+    assert len(kb_bases & mentioned) > len(kb_bases) // 4
+
+
+def test_tokens_and_common_words_name_entities_and_literals(
+    distractors: Path, vocabulary: synthetic.KBVocabulary
+) -> None:
+    assert {"C9", "985", "3D"} <= set(vocabulary.tokens)
+    tokens, words = set(vocabulary.tokens), set(vocabulary.words)
+    mentions = {line.split("\t")[0] for line in lines(distractors / synthetic.DISTRACTOR_MENTIONS_FILE)}
+    assert mentions >= tokens
+    assert len(mentions & words) > len(words) // 3
+    triples = distractor_triples(distractors)
+    literal_values = {o[1:-1] for _, _, o in triples if o.startswith('"')}
+    assert literal_values <= set(vocabulary.phrases)
+    assert literal_values & tokens and literal_values & words
+    assert 0.2 < len([o for _, _, o in triples if o.startswith('"')]) / len(triples) < 0.4
+
+
+def test_the_kb_answers_as_before_with_the_distractors_loaded(distractors: Path, tmp_path: Path) -> None:
+    for name in (synthetic.TRIPLES_FILE, synthetic.TYPES_FILE, synthetic.MENTIONS_FILE):
+        (distractors / name).symlink_to(BENCH / name)
+    load_kb([distractors], tmp_path / "store", mode="new", progress=False)
+    kb = OxigraphStore(tmp_path / "store" / "oxigraph")
+    bench_lines = lines(BENCH / synthetic.TRIPLES_FILE)
+    expected: dict[tuple[str, str], set[str]] = {}
+    for line in bench_lines[:: len(bench_lines) // 300]:
+        triple, _ = parse_triple_line(line)
+        expected[(triple.subject, triple.predicate)] = set()
+    for line in bench_lines:
+        triple, _ = parse_triple_line(line)
+        if (triple.subject, triple.predicate) in expected:
+            expected[(triple.subject, triple.predicate)].add(str(triple.object))
+    for (subject, predicate), objects in expected.items():
+        query = f"select ?x where {{ {sparql_name(subject)} {sparql_name(predicate)} ?x }}"
+        assert {str(term) for term in kb.select(query).column(0)} == objects, (subject, predicate)
+    kb.close()
