@@ -18,6 +18,9 @@ from typing import Any, Mapping
 import yaml
 
 from coqa.resources import DEFAULT_MODEL
+from coqa.shapes import SHAPES
+
+SHAPE_NAMES = tuple(shape.name for shape in SHAPES)
 
 BACKENDS = ("oxigraph", "sparql", "gstore")
 
@@ -49,11 +52,21 @@ class QueryGenerationSettings:
         default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
     )
     max_candidates: int = 600
+    # Comma-separated shape names (coqa.shapes) to generate; empty: every shape.
+    # `coqa train` on an NLPCC file records the shapes its gold queries have.
+    shapes: str = ""
+
+    def allows(self, shape_name: str) -> bool:
+        """True when candidates of this shape are generated."""
+        return not self.shapes or shape_name in self.shapes.split(",")
 
 
 @dataclass(frozen=True)
 class LinkingSettings:
     max_targets_per_mention: int = 12
+    # Shortest span of a question matched against the mention index. `coqa
+    # train` on an NLPCC file lowers it to 1 when a gold subject is one character.
+    min_mention_length: int = 2
 
 
 @dataclass(frozen=True)
@@ -120,6 +133,11 @@ class Settings:
         settings, changed = _override(self, values, source, "")
         if settings.backend not in BACKENDS:
             raise ConfigError(f"{source}: backend must be one of {', '.join(BACKENDS)}, not {settings.backend!r}")
+        unknown = [name for name in settings.query_generation.shapes.split(",") if name and name not in SHAPE_NAMES]
+        if unknown:
+            raise ConfigError(f"{source}: query_generation.shapes names unknown shapes {', '.join(unknown)} (known: {', '.join(SHAPE_NAMES)})")
+        if settings.linking.min_mention_length < 1:
+            raise ConfigError(f"{source}: linking.min_mention_length must be at least 1")
         for booster in (settings.training.linker, settings.training.ranker):
             if booster.objective not in OBJECTIVES:
                 raise ConfigError(f"{source}: objective must be one of {', '.join(OBJECTIVES)}, not {booster.objective!r}")

@@ -47,19 +47,22 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
 
 
 def detect_mentions(
-    text: str, index: MentionIndex, extra_spans: Callable[[str], Iterable[tuple[int, int]]] | None = None
+    text: str,
+    index: MentionIndex,
+    extra_spans: Callable[[str], Iterable[tuple[int, int]]] | None = None,
+    min_length: int = MIN_SURFACE_LENGTH,
 ) -> list[Mention]:
     """Mentions in the normalized question `text`, by position then length.
 
-    A span counts when the index knows it (surfaces shorter than
-    MIN_SURFACE_LENGTH are skipped), or when it is the beginning of a few
+    A span counts when the index knows it (surfaces shorter than `min_length`
+    are skipped), or when it is the beginning of a few
     indexed surfaces (source `prefix`: `梅里雪山` for `梅里雪山国家公园`) and
     no indexed surface covers it. Quoted spans and `extra_spans` (e.g. NER)
     add their source to an indexed span, or are looked up exactly.
     """
     found: dict[tuple[int, int], Mention] = {}
     for match in index.find_all(text):
-        if match.end - match.start >= MIN_SURFACE_LENGTH:
+        if match.end - match.start >= min_length:
             kinds = frozenset(entry.kind for entry in match.entries)
             found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, kinds)
     for start in range(len(text)):

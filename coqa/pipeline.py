@@ -117,7 +117,7 @@ class Pipeline:
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""
-        return detect_mentions(text, self.index, self.extra_spans)
+        return detect_mentions(text, self.index, self.extra_spans, self.settings.linking.min_mention_length)
 
     def generate(self, text: str, linked: list[LinkedNode]) -> list[Candidate]:
         """Candidate queries for the linked nodes of the normalized question (see `generate_recorded`)."""

@@ -169,14 +169,14 @@ class QueryGenerator:
         ][:2]:
             candidates.extend(self._chains(node, hoods[node.term], cuts))
         pairs = [(a, b) for a, b in permutations(top[: self.limits.star_nodes], 2) if not a.overlaps(b)]
-        for first, second in pairs:
+        for first, second in pairs if any(self.limits.allows(shape.name) for shape in _PAIR_SHAPES) else ():
             candidates.extend(self._pair(first, second, hoods))
-        for trio in combinations(top[: self.limits.star_nodes], 3):
+        for trio in combinations(top[: self.limits.star_nodes], 3) if self.limits.allows(STAR3_IN.name) else ():
             if not any(a.overlaps(b) for a, b in combinations(trio, 2)):
                 candidates.extend(self._star3(trio, hoods))
         if count_question:
             candidates.extend(self._counts(candidates))
-        unique = _deduplicate(candidates)
+        unique = [candidate for candidate in _deduplicate(candidates) if self.limits.allows(candidate.shape.name)]
         if len(unique) > self.limits.max_candidates:
             cuts.append(CapCut("max_candidates", "question", self.limits.max_candidates, len(unique)))
         return unique[: self.limits.max_candidates], cuts
@@ -194,7 +194,7 @@ class QueryGenerator:
         ones: the store counts the paths of each predicate pair, then the paths
         of the first predicates (most relevant first) that fit in chain_rows are fetched."""
         for shape in shapes_of(CHAIN):
-            if node.term.is_literal and not shape.accepts_literal_first():
+            if (node.term.is_literal and not shape.accepts_literal_first()) or not self.limits.allows(shape.name):
                 continue
             first = [p for p in (hood.out_counts if shape.outward else hood.in_counts) if p != TYPE_PREDICATE]
             chosen = first[: self.limits.chain_predicates]
@@ -326,6 +326,10 @@ class QueryGenerator:
             for c in candidates
             for variant in variants.get(c.shape.name, ())
         ]
+
+
+# The shapes `_pair` builds from two linked nodes.
+_PAIR_SHAPES = (STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, PREDICATE, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, *shapes_of(TYPED))
 
 
 def _sorted(terms: Iterable[Term]) -> tuple[Term, ...]:

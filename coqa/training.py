@@ -16,8 +16,8 @@ import hashlib
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking import RANK_FEATURES, PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, pair_key, remove_spans
 from coqa.shapes import TYPE_PREDICATE
-from coqa.templates import template_digest
+from coqa.templates import Template, template_digest
 
 
 @dataclass
@@ -67,6 +67,28 @@ def gold_terms(sparql: str) -> tuple[set[Term], list[str]]:
     if len(relations) == 2:
         predicates.append(pair_key(relations))
     return query.constants(), predicates
+
+
+def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion], templates: Mapping[str, Template]) -> Settings:
+    """The settings to train on an NLPCC file with (the model records them):
+    only the shapes its gold queries have (an NLPCC question asks for one
+    fact of one subject: other shapes add work and wrong candidates), and
+    mentions from one character on when some gold subject is a single
+    character named in its question (`狗`, `铑`; the default skips such spans,
+    which are noise on PKU BASE). Keys the user set explicitly are kept."""
+    shapes = sorted({name for q in questions if (name := expressing_template(q.sparql, templates)) is not None})
+    one_character = any(
+        len(term.value) == 1 and term.value in normalize_question(q.question)
+        for q in questions
+        for term in gold_terms(q.sparql)[0]
+        if not term.is_literal
+    )
+    implied: dict[str, dict[str, Any]] = {}
+    if shapes and "query_generation.shapes" not in settings.explicit:
+        implied["query_generation"] = {"shapes": ",".join(shapes)}
+    if one_character and "linking.min_mention_length" not in settings.explicit:
+        implied["linking"] = {"min_mention_length": 1}
+    return replace(settings.with_overrides(implied, "NLPCC training file"), explicit=settings.explicit)
 
 
 def training_data_digest(questions: Sequence[GoldQuestion]) -> str:

@@ -12,12 +12,15 @@ from pathlib import Path
 import pytest
 
 from coqa.cli.main import main
+from coqa.config import ConfigError, QueryGenerationSettings, Settings
 from coqa.dataset import (
     NLPCC,
     DatasetError,
+    GoldQuestion,
     file_format,
     format_nlpcc_record,
     nlpcc_answers,
+    nlpcc_gold_sparql,
     read_gold_questions,
     read_question_file,
 )
@@ -27,10 +30,15 @@ from coqa.kb.base import KBError
 from coqa.kb.formats import NLPCC_KB, LineError
 from coqa.kb.loader import load_kb
 from coqa.kb.mention_index import NAME, MentionIndex
-from coqa.kb.names import sparql_name
+from coqa.kb.names import Term, sparql_name
 from coqa.kb.nlpcc_reading import parse_nlpcc_line, regular_lines_as_pkubase
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.sources import find_sources
+from coqa.linking import LinkedNode
+from coqa.querygen import QueryGenerator
+from coqa.resources import QUERIES_DIR
+from coqa.templates import load_templates
+from coqa.training import nlpcc_training_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NLPCC_DIR = REPO_ROOT.parent / "shared" / "data" / "nlpcc-kbqa"
@@ -234,6 +242,9 @@ def test_load_train_answer_eval_on_an_invented_nlpcc_kb(tmp_path: Path, capsys) 
     store, model = str(tmp_path / "store"), str(tmp_path / "model")
     assert main(["load", str(tmp_path / "kb"), "--store", store]) == 0
     assert main(["train", str(tmp_path / "train.txt"), "--store", store, "-o", model]) == 0
+    recorded = json.loads((Path(model) / "meta.json").read_text(encoding="utf-8"))["settings"]
+    assert recorded["query_generation"]["shapes"] == "one_hop_out"  # the shape of every NLPCC gold query
+    assert recorded["linking"]["min_mention_length"] == 2  # no gold subject is a single character
     result = tmp_path / "result.txt"
     assert main(["answer", str(tmp_path / "questions.txt"), "-o", str(result), "--store", store, "--model", model]) == 0
     written = result.read_text(encoding="utf-8").splitlines()
@@ -250,6 +261,41 @@ def test_load_train_answer_eval_on_an_invented_nlpcc_kb(tmp_path: Path, capsys) 
     printed = capsys.readouterr().out
     assert "NLPCC KBQA" in printed and "Accuracy@1" in printed and "entity-linking recall" in printed
     assert (out / "result.txt").read_text(encoding="utf-8") == result.read_text(encoding="utf-8")
+
+
+def test_an_nlpcc_training_file_sets_its_shapes_and_one_character_mentions_unless_the_user_set_them() -> None:
+    templates = load_templates(QUERIES_DIR)
+    questions = [
+        GoldQuestion(1, "铑是什么时候被发现的？", nlpcc_gold_sparql("铑", "发现时间"), ('"1803年"',)),
+        GoldQuestion(2, "青石桥在哪里？", nlpcc_gold_sparql("青石桥", "所在地"), ('"临江县"',)),
+    ]
+    implied = nlpcc_training_settings(Settings(), questions, templates)
+    assert (implied.query_generation.shapes, implied.linking.min_mention_length) == ("one_hop_out", 1)
+    assert implied.explicit == frozenset()
+    assert nlpcc_training_settings(Settings(), questions[1:], templates).linking.min_mention_length == 2
+    mine = Settings().with_overrides({"linking": {"min_mention_length": 2}, "query_generation": {"shapes": ""}}, "test")
+    kept = nlpcc_training_settings(mine, questions, templates)
+    assert (kept.query_generation.shapes, kept.linking.min_mention_length) == ("", 2)
+
+
+def test_generation_keeps_to_the_shapes_the_settings_name(tmp_path: Path) -> None:
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "kb.txt").write_text(nlpcc_lines(FACTS + [("松风亭", "所在地", "临江县")]), encoding="utf-8")
+    store = tmp_path / "store"
+    assert main(["load", str(tmp_path / "kb"), "--store", str(store)]) == 0
+    kb = OxigraphStore(store / STORE_SUBDIR)
+    try:
+        nodes = [LinkedNode(Term.entity("青石桥"), 1.0, 0, 3, "青石桥"), LinkedNode(Term.entity("松风亭"), 0.9, 4, 7, "松风亭")]
+        question = "青石桥和松风亭在哪里？"
+        every = QueryGenerator(kb, load_templates(QUERIES_DIR), QueryGenerationSettings()).generate(nodes, question)
+        assert {"one_hop_out", "star_out_out"} <= {c.shape.name for c in every}
+        kept = QueryGenerator(kb, load_templates(QUERIES_DIR), QueryGenerationSettings(shapes="one_hop_out")).generate(nodes, question)
+        assert {c.shape.name for c in kept} == {"one_hop_out"}
+        assert [c for c in every if c.shape.name == "one_hop_out"] == kept
+    finally:
+        kb.close()
+    with pytest.raises(ConfigError, match="unknown shapes one_hop"):
+        Settings().with_overrides({"query_generation": {"shapes": "one_hop"}}, "test")
 
 
 # --- the synthetic NLPCC KB ----------------------------------------------------

@@ -251,7 +251,9 @@ def format_explanation(explanation: Explanation, top: int) -> str:
 
 def run_train(args: argparse.Namespace) -> int:
     from coqa.pipeline import Pipeline
-    from coqa.training import Trainer
+    from coqa.resources import QUERIES_DIR
+    from coqa.templates import load_templates
+    from coqa.training import Trainer, nlpcc_training_settings
 
     settings = settings_from_args(args)
     try:
@@ -262,6 +264,8 @@ def run_train(args: argparse.Namespace) -> int:
         questions = questions[: args.limit]
     if not questions:
         return fail(f"no questions in {args.train_file}", 2)
+    if read_question_file(args.train_file).kind == NLPCC:
+        settings = nlpcc_training_settings(settings, questions, load_templates(QUERIES_DIR))
     pipeline = Pipeline.without_model(settings)
 
     passes = 0
