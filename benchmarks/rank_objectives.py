@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import replace
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -46,7 +46,8 @@ def main() -> None:
     parser.add_argument("train_file")
     parser.add_argument("--store", required=True)
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
-    parser.add_argument("--without", nargs="+", default=[], help="compare the ranker without features of these prefixes")
+    parser.add_argument("--without", nargs="+", default=[], help="compare the ranker (with --linking: the linker) without features of these prefixes")
+    parser.add_argument("--linking", action="store_true", help="judge entity linking only (no ranking rows: much faster)")
     args = parser.parse_args()
     settings = load_settings(flags={"store": args.store})
     questions = read_ccks(args.train_file)
@@ -56,6 +57,18 @@ def main() -> None:
     training = settings.training
     started = time.perf_counter()
     examples, _, link_scores, _ = trainer.link_examples(questions)
+    if args.linking:
+        print(f"link candidates built in {time.perf_counter() - started:.0f} s: {len(questions)} questions")
+        kept = tuple(name for name in LINK_FEATURES if not name.startswith(tuple(args.without))) if args.without else LINK_FEATURES
+        print("entity linking on held-out folds: top term gold / gold entities that are the top term (as `coqa eval`):")
+        variants = [(objective, objective, LINK_FEATURES) for objective in OBJECTIVES]
+        if args.without:
+            variants.append((f"{training.linker.objective} without {' '.join(args.without)}", training.linker.objective, kept))
+        for label, objective, names in variants:
+            begun = time.perf_counter()
+            top, share = linking_cv(examples, names, replace(training.linker, objective=objective), training.folds, training.seed)
+            print(f"  {label:<40} {top:.4f} / {share:.4f}  ({len(names)} features, {time.perf_counter() - begun:.0f} s)")
+        return
     associations, neighbours = trainer.ranking_statistics(examples)
     table = trainer.ranking_table(examples, link_scores, associations, neighbours)
     print(f"rows built in {time.perf_counter() - started:.0f} s: {len(questions)} questions, {len(table.rows)} candidates")
@@ -69,25 +82,37 @@ def main() -> None:
 
     print("entity linking, recall@1 on held-out folds:")
     for objective in OBJECTIVES:
-        booster = replace(training.linker, objective=objective)
         begun = time.perf_counter()
-        hits = 0
-        for fold in range(training.folds):
-            kept = [e for e in examples if e.fold != fold and e.link_candidates]
-            held = [e for e in examples if e.fold == fold]
-            rows = [c.features for e in kept for c in e.link_candidates]
-            labels = [int(c.term in e.gold) for e in kept for c in e.link_candidates]
-            scorer = fit_scorer(rows, labels, [len(e.link_candidates) for e in kept], LINK_FEATURES, booster, training.seed)
-            for example in held:
-                linked = best_links(example.link_candidates, scorer.score([c.features for c in example.link_candidates]))
-                hits += bool(linked) and linked[0].term in example.gold
-        print(f"  {objective:<10} {hits / len(examples):.4f}  ({time.perf_counter() - begun:.0f} s for {training.folds} fits)")
+        top, _ = linking_cv(examples, LINK_FEATURES, replace(training.linker, objective=objective), training.folds, training.seed)
+        print(f"  {objective:<10} {top:.4f}  ({time.perf_counter() - begun:.0f} s for {training.folds} fits)")
 
     print("query ranking, averaged F1 of the top candidate on held-out folds:")
     for objective in OBJECTIVES:
         begun = time.perf_counter()
         total = ranking_cv(table, RANK_FEATURES, replace(training.ranker, objective=objective), training.folds, training.seed)
         print(f"  {objective:<10} {total / len(questions):.4f}  ({time.perf_counter() - begun:.0f} s for {training.folds} fits)")
+
+
+def linking_cv(examples: Sequence[Any], names: Sequence[str], booster: BoosterSettings, folds: int, seed: int) -> tuple[float, float]:
+    """Linkers with features `names` trained on the other folds, judged on each
+    fold: the share of questions whose top linked term is gold, and the mean
+    over questions with gold entities of the share of them that is the top
+    linked term (`coqa eval`'s entity-linking recall@1)."""
+    hits, shares, with_entities = 0, 0.0, 0
+    for fold in range(folds):
+        kept = [e for e in examples if e.fold != fold and e.link_candidates]
+        rows = [{name: c.features[name] for name in names} for e in kept for c in e.link_candidates]
+        labels = [int(c.term in e.gold) for e in kept for c in e.link_candidates]
+        scorer = fit_scorer(rows, labels, [len(e.link_candidates) for e in kept], names, booster, seed)
+        for example in (e for e in examples if e.fold == fold):
+            scores = scorer.score([{name: c.features[name] for name in names} for c in example.link_candidates])
+            linked = best_links(example.link_candidates, scores)
+            hits += bool(linked) and linked[0].term in example.gold
+            entities = [t for t in example.gold if not t.is_literal]
+            if entities:
+                with_entities += 1
+                shares += (bool(linked) and linked[0].term in entities) / len(entities)
+    return hits / len(examples), shares / max(with_entities, 1)
 
 
 def ranking_cv(table: RankingTable, names: Sequence[str], booster: BoosterSettings, folds: int, seed: int) -> float:

@@ -2,7 +2,10 @@
 
 Every (mention, index entry) pair becomes a link candidate with features:
 mention length and position, mention2ent rank, exact-name and base-name
-match, entity degree, overlap of the question with the entity's `_（…）`
+match, the similarity of the mention to the name (rapidfuzz; what judges a
+fuzzy mention), entity degree, absolute and against the other things the
+same mention may name (a prior: a short token or common word that names
+many things rarely means a thing few facts are about), overlap of the question with the entity's `_（…）`
 description, type fit, how often the surface is a real mention in the
 training questions (keyphraseness). The linker's trained part (`LinkerModel`:
 the keyphraseness table and a boosted scorer) turns features into scores;
@@ -18,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from rapidfuzz import fuzz
+
 from coqa.boosting import BoostedScorer
 from coqa.config import LinkingSettings
 from coqa.cues import question_cues
@@ -31,13 +36,13 @@ from coqa.templates import Template
 
 MENTION_FEATURES = (
     "m_length", "m_share", "m_start", "m_targets", "m_nested", "m_contains", "m_quoted", "m_ner", "m_prefix",
-    "m_keyphrase", "m_keyphrase_seen", "m_ascii",
+    "m_keyphrase", "m_keyphrase_seen", "m_ascii", "m_fuzzy",
 )  # fmt: skip
 TERM_FEATURES = (
     "t_rank", "t_in_mention2ent", "t_exact_name", "t_base_name", "t_literal", "t_has_description",
-    "t_description_overlap", "t_name_length_ratio",
+    "t_description_overlap", "t_name_length_ratio", "t_name_similarity",
 )  # fmt: skip
-KB_FEATURES = ("t_log_degree", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
+KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
 LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
 KEYPHRASENESS_FILE = "keyphraseness.json"
 SCORER_FILE = "linker.txt"
@@ -163,6 +168,7 @@ class EntityLinker:
             "m_keyphrase": (linked + 0.5) / (seen + 1.0),
             "m_keyphrase_seen": math.log1p(seen),
             "m_ascii": float(mention.surface.isascii()),
+            "m_fuzzy": float("fuzzy" in mention.sources),
         }
 
     @staticmethod
@@ -179,6 +185,7 @@ class EntityLinker:
             "t_has_description": float(bool(desc)),
             "t_description_overlap": _overlap(normalize_surface(desc), rest) if desc else 0.0,
             "t_name_length_ratio": len(mention.surface) / max(len(normalized_name), 1),
+            "t_name_similarity": fuzz.ratio(mention.surface, normalize_surface(base_name(term.value))) / 100.0,
         }
 
     def _add_kb_features(self, text: str, candidates: list[LinkCandidate]) -> None:
@@ -192,14 +199,20 @@ class EntityLinker:
             for entity, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
                 if entity is not None and type_term is not None:
                     types[entity].add(base_name(type_term.value))
+        log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
+        most_by_mention: dict[tuple[int, int], float] = defaultdict(float)
+        for candidate, log_degree in zip(candidates, log_degrees):
+            span = (candidate.mention.start, candidate.mention.end)
+            most_by_mention[span] = max(most_by_mention[span], log_degree)
         cues = question_cues(text)
-        for candidate in candidates:
+        for candidate, log_degree in zip(candidates, log_degrees):
             term_types = types.get(candidate.term, set())
             is_person = float(bool(term_types & _PERSON_TYPES))
             is_place = float(bool(term_types & _PLACE_TYPES))
             candidate.features.update(
                 {
-                    "t_log_degree": math.log1p(degrees.get(candidate.term, 0.0)),
+                    "t_log_degree": log_degree,
+                    "t_degree_gap": log_degree - most_by_mention[(candidate.mention.start, candidate.mention.end)],
                     "t_person": is_person,
                     "t_place": is_place,
                     "t_typed": float(bool(term_types)),

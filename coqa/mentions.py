@@ -1,8 +1,10 @@
 """Mention detection: the spans of a question that may name something in the KB.
 
 Dictionary matching over the persistent mention index (mention2ent mentions,
-entity names and base names, short literal values), plus spans in quotes
-(《》“”"" 「」), plus optional HanLP NER spans.
+entity names and base names, short literal values), plus fuzzy matches of
+indexed surfaces written slightly differently (an extra 的, a missing or
+extra character), plus spans in quotes (《》“”"" 「」), plus optional HanLP
+NER spans.
 """
 
 from __future__ import annotations
@@ -11,12 +13,25 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from rapidfuzz import fuzz, process
+
 from coqa.kb.mention_index import IndexEntry, MentionIndex
 from coqa.kb.surfaces import normalize_surface
 
 MIN_SURFACE_LENGTH = 2
 MIN_PREFIX_LENGTH = 3
 MAX_COMPLETIONS = 5
+# Fuzzy matching (see `fuzzy_mentions`): surfaces of at least FUZZY_MIN_LENGTH
+# characters scored against the question with rapidfuzz's normalized indel
+# similarity (0-100); at most FUZZY_MAX_SURFACES scored per start position and
+# FUZZY_PER_START kept, which bounds the cost however large the index is.
+FUZZY_MIN_LENGTH = 4
+FUZZY_MAX_LENGTH = 24
+FUZZY_MAX_SURFACES = 64
+FUZZY_PER_START = 3
+FUZZY_MIN_SIMILARITY = 80.0
+# Characters a question may add inside a name (`宁波的梵高艺术馆` for `宁波梵高星空艺术馆`).
+_FILLERS = "的"
 _QUOTED = re.compile(r"《([^《》]+)》|“([^“”]+)”|\"([^\"]+)\"|「([^「」]+)」|'([^']+)'")
 
 
@@ -57,7 +72,8 @@ def detect_mentions(
     A span counts when the index knows it (surfaces shorter than `min_length`
     are skipped), or when it is the beginning of a few
     indexed surfaces (source `prefix`: `梅里雪山` for `梅里雪山国家公园`) and
-    no indexed surface covers it. Quoted spans and `extra_spans` (e.g. NER)
+    no indexed surface covers it, or when it is close to indexed surfaces
+    (source `fuzzy`, see `fuzzy_mentions`). Quoted spans and `extra_spans` (e.g. NER)
     add their source to an indexed span, or are looked up exactly.
     """
     found: dict[tuple[int, int], Mention] = {}
@@ -69,6 +85,9 @@ def detect_mentions(
         match = index.completions(text, start, MIN_PREFIX_LENGTH, MAX_COMPLETIONS)
         if match and not any(s <= match.start and match.end <= e for s, e in found):
             found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, frozenset({"prefix"}))
+    for mention in fuzzy_mentions(text, index):
+        if (mention.start, mention.end) not in found:
+            found[(mention.start, mention.end)] = mention
     tagged = [(span, "quote") for span in quoted_spans(text)]
     if extra_spans is not None:
         tagged += [(span, "ner") for span in extra_spans(text)]
@@ -81,3 +100,51 @@ def detect_mentions(
             if entries:
                 found[(start, end)] = Mention(start, end, text[start:end], entries, frozenset({source}))
     return sorted(found.values(), key=lambda m: (m.start, -m.end))
+
+
+def _without_fillers(text: str) -> tuple[str, list[int]]:
+    """`text` without the _FILLERS characters, and the position in `text` of each remaining character."""
+    kept = [i for i, char in enumerate(text) if char not in _FILLERS]
+    return "".join(text[i] for i in kept), kept
+
+
+def fuzzy_mentions(text: str, index: MentionIndex) -> list[Mention]:
+    """Spans of the normalized question that are close to indexed surfaces
+    they do not equal, with those surfaces' entries (source `fuzzy`).
+
+    The question is read without the _FILLERS characters. From each start,
+    the surfaces that begin with the longest indexed prefix there (at least
+    MIN_SURFACE_LENGTH characters; at most FUZZY_MAX_SURFACES of them) are
+    scored against every window of the question from that start with
+    rapidfuzz's normalized indel similarity; the best FUZZY_PER_START at or
+    above FUZZY_MIN_SIMILARITY give one mention over the window of the best.
+    A window that is exactly an indexed surface in the question as written
+    is left to exact matching. rapidfuzz scores all windows against all
+    surfaces of a start in one C call (`process.cdist`)."""
+    reduced, origin = _without_fillers(text)
+    mentions = []
+    for start in range(len(reduced) - FUZZY_MIN_LENGTH + 1):
+        end = index.prefix_end(reduced, start, MIN_SURFACE_LENGTH)
+        if end is None:
+            continue
+        surfaces = [
+            s for s in index.surfaces_beginning(reduced[start:end], FUZZY_MAX_SURFACES)
+            if FUZZY_MIN_LENGTH <= len(s) <= FUZZY_MAX_LENGTH
+        ]  # fmt: skip
+        last = min(len(reduced), start + FUZZY_MAX_LENGTH)
+        windows = [reduced[start:stop] for stop in range(start + FUZZY_MIN_LENGTH, last + 1)]
+        if not surfaces or not windows:
+            continue
+        scores = process.cdist(windows, surfaces, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SIMILARITY)
+        best = scores.max(axis=0)
+        ranked = sorted((i for i in range(len(surfaces)) if best[i] > 0), key=lambda i: (-best[i], surfaces[i]))
+        if not ranked:
+            continue
+        window = int(scores[:, ranked[0]].argmax())
+        span_start, span_end = origin[start], origin[start + FUZZY_MIN_LENGTH + window - 1] + 1
+        span = text[span_start:span_end]
+        kept = [surfaces[i] for i in ranked[:FUZZY_PER_START] if surfaces[i] != span]
+        entries = tuple(entry for surface in kept for entry in index.entries(surface))
+        if entries:
+            mentions.append(Mention(span_start, span_end, span, entries, frozenset({"fuzzy"})))
+    return mentions

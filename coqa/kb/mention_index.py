@@ -31,8 +31,8 @@ import re
 import shutil
 import unicodedata
 from dataclasses import dataclass
+from itertools import islice, repeat
 from pathlib import Path
-from itertools import repeat
 from typing import Iterable, Iterator, Sequence
 
 import marisa_trie
@@ -322,15 +322,36 @@ class MentionIndex:
     def _begins_a_key(self, prefix: str) -> bool:
         return any(next(iter(segment.iterkeys(prefix)), None) is not None for segment in self._segments)
 
-    def completions(self, text: str, start: int, min_length: int, max_keys: int) -> SurfaceMatch | None:
-        """The longest span of `text` from `start` (at least `min_length` long)
-        that begins some indexed surfaces without being one, with the entries of
-        those surfaces, when there are at most `max_keys` of them."""
+    def prefix_end(self, text: str, start: int, min_length: int) -> int | None:
+        """The end of the longest span of `text` from `start`, at least
+        `min_length` long, that begins some indexed surface; None when none does."""
         end = start + min_length
         if end > len(text) or not self._begins_a_key(text[start:end]):
             return None
         while end < len(text) and self._begins_a_key(text[start : end + 1]):
             end += 1
+        return end
+
+    def surfaces_beginning(self, prefix: str, limit: int) -> list[str]:
+        """Up to `limit` indexed surfaces that begin with `prefix` (the prefix
+        itself included when indexed), sorted. Each segment yields at most
+        `limit` keys, in the trie's own order, so the cost is bounded however
+        many surfaces share the prefix; when more do, which ones are kept
+        follows that order, not relevance."""
+        keys = {key for segment in self._segments for key in islice(segment.iterkeys(prefix), limit)}
+        return sorted(keys)[:limit]
+
+    def entries(self, surface: str) -> tuple[IndexEntry, ...]:
+        """The entries stored under exactly `surface`, which must already be normalized."""
+        return self._entries(surface)
+
+    def completions(self, text: str, start: int, min_length: int, max_keys: int) -> SurfaceMatch | None:
+        """The longest span of `text` from `start` (at least `min_length` long)
+        that begins some indexed surfaces without being one, with the entries of
+        those surfaces, when there are at most `max_keys` of them."""
+        end = self.prefix_end(text, start, min_length)
+        if end is None:
+            return None
         prefix = text[start:end]
         if any(prefix in segment for segment in self._segments):
             return None

@@ -1,0 +1,58 @@
+"""Fuzzy mention detection: names written with an extra 的 or a character
+more or less are found, bounded per start position, over a real index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
+from coqa.mentions import FUZZY_MAX_SURFACES, detect_mentions, fuzzy_mentions, normalize_question
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> MentionIndex:
+    builder = MentionIndexBuilder()
+    builder.add_entities(["青城星河美术馆_（青城市的美术馆）", "青城·白鹭乐园", "青城", "白鹭湾"])
+    builder.add_entities([f"青山商店{i:03d}" for i in range(3 * FUZZY_MAX_SURFACES)])
+    builder.save(tmp_path)
+    return MentionIndex.open(tmp_path)
+
+
+def _fuzzy(text: str, index: MentionIndex) -> dict[str, list[str]]:
+    return {m.surface: [e.target for e in m.entries] for m in fuzzy_mentions(normalize_question(text), index)}
+
+
+def test_a_name_written_with_an_extra_de_is_found(index: MentionIndex) -> None:
+    found = _fuzzy("青城的星河美术馆几点开门", index)
+    assert found["青城的星河美术馆"] == ["青城星河美术馆_（青城市的美术馆）"]
+
+
+def test_a_name_missing_a_character_is_found(index: MentionIndex) -> None:
+    assert _fuzzy("青城白鹭乐园的门票多少钱", index)["青城白鹭乐园"] == ["青城·白鹭乐园"]
+
+
+def test_a_name_written_exactly_is_left_to_exact_matching(index: MentionIndex) -> None:
+    text = normalize_question("青城·白鹭乐园的门票多少钱")
+    assert all(m.surface != "青城·白鹭乐园" for m in fuzzy_mentions(text, index))
+    assert any(m.surface == "青城·白鹭乐园" and "fuzzy" not in m.sources for m in detect_mentions(text, index))
+
+
+def test_a_distant_text_matches_nothing(index: MentionIndex) -> None:
+    assert _fuzzy("青城有多少人口", index) == {}
+
+
+def test_fuzzy_mentions_are_tagged_and_kept_by_detection(index: MentionIndex) -> None:
+    mentions = detect_mentions(normalize_question("青城的星河美术馆几点开门"), index)
+    fuzzy = [m for m in mentions if m.sources == frozenset({"fuzzy"})]
+    assert [m.surface for m in fuzzy] == ["青城的星河美术馆"]
+
+
+def test_surfaces_sharing_a_prefix_are_read_up_to_a_limit(index: MentionIndex) -> None:
+    surfaces = index.surfaces_beginning("青山商店", FUZZY_MAX_SURFACES)
+    assert len(surfaces) == FUZZY_MAX_SURFACES
+    assert all(s.startswith("青山商店") for s in surfaces) and surfaces == sorted(surfaces)
+    assert index.surfaces_beginning("青城星", 10) == ["青城星河美术馆", "青城星河美术馆_(青城市的美术馆)"]
+    assert index.prefix_end("青城星河大剧院", 0, 2) == 4
+    assert index.prefix_end("黑水河", 0, 2) is None
