@@ -39,13 +39,15 @@ class QueryGenerationSettings:
     chain_nodes: int = 3
     star_nodes: int = 5
     # Predicates expanded per node and direction, the most relevant to the question first.
-    predicates_per_direction: int = 60
+    predicates_per_direction: int = 30
     # Answers are fetched for an expanded predicate with at most this many (the store counts
     # them first); a larger one gets candidates that carry only the store's count. No query
     # is cut by a LIMIT, so every engine returns the same rows.
     answers_per_predicate: int = 500
     # First-hop predicates per node and chain shape whose two-hop paths are counted.
-    chain_predicates: int = 20
+    chain_predicates: int = 10
+    # Predicate pairs per node and chain shape kept for candidates, the most relevant first.
+    chain_pairs: int = 30
     # Paths fetched per node and chain shape (the rarer the shape in CCKS, the less it may
     # cost): first-hop predicates, most relevant first, whose counted paths fit.
     chain_rows: Mapping[str, int] = field(

@@ -21,8 +21,8 @@ from coqa.kb.mention_index import MentionIndex
 from coqa.linking import EntityLinker, LinkCandidate, LinkedNode
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
-from coqa.querygen import Candidate, QueryGenerator
-from coqa.ranking import QueryRanker
+from coqa.querygen import Candidate, PredicateAssociation, QueryGenerator
+from coqa.ranking import PredicateAssociations, QueryRanker, directed, grams
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES
 from coqa.templates import Template, load_templates
@@ -54,6 +54,21 @@ def canonical_key(candidate: Candidate, linked: list[LinkedNode]) -> tuple:
         SHAPE_ORDER[candidate.shape.name],
         tuple(sorted(candidate.bindings.items())),
     )
+
+
+def learned_association(associations: PredicateAssociations) -> PredicateAssociation:
+    """Query generation's learned relevance for one question: the best
+    association of the predicate (directed, or not when `outward` is None)
+    with the character grams of the text (grams computed once per text)."""
+    text_grams: dict[str, set[str]] = {}
+
+    def association(predicate: str, outward: bool | None, text: str) -> float:
+        if text not in text_grams:
+            text_grams[text] = grams(text)
+        key = predicate if outward is None else directed(predicate, outward)
+        return associations.score(key, text_grams[text])[0]
+
+    return association
 
 
 class Pipeline:
@@ -119,18 +134,27 @@ class Pipeline:
         """Mentions in the normalized question."""
         return detect_mentions(text, self.index, self.extra_spans, self.settings.linking.min_mention_length)
 
-    def generate(self, text: str, linked: list[LinkedNode]) -> list[Candidate]:
+    def generate(self, text: str, linked: list[LinkedNode], associations: PredicateAssociations | None = None) -> list[Candidate]:
         """Candidate queries for the linked nodes of the normalized question (see `generate_recorded`)."""
-        return self.generate_recorded(text, linked)[0]
+        return self.generate_recorded(text, linked, associations)[0]
 
-    def generate_recorded(self, text: str, linked: list[LinkedNode]) -> tuple[list[Candidate], list[CapCut]]:
+    def generate_recorded(
+        self, text: str, linked: list[LinkedNode], associations: PredicateAssociations | None = None
+    ) -> tuple[list[Candidate], list[CapCut]]:
         """`generate`, with the query_generation settings that cut something.
+        The predicates around a node are chosen with the question-word
+        associations of `associations` (default: the model's; training passes
+        those of the other folds), none without a model.
         Candidates come in canonical order: by the link rank of their nodes,
         shape, then bindings. The generator groups some candidates through
         sets, whose iteration order changes with PYTHONHASHSEED; the ranker's
         training rows and its ties must not, so that the same inputs train the
         same model in any process."""
-        candidates, cuts = self.generator.generate_recorded(linked, text, count_question=bool(CUES["count"].search(text)))
+        if associations is None and self.model is not None:
+            associations = self.model.ranker.associations
+        association = learned_association(associations) if associations is not None else None
+        count_question = bool(CUES["count"].search(text))
+        candidates, cuts = self.generator.generate_recorded(linked, text, count_question, association)
         return sorted(candidates, key=lambda candidate: canonical_key(candidate, linked)), cuts
 
     def analyse(self, text: str) -> Analysis:

@@ -4,13 +4,17 @@ The shapes are those of the registry (coqa.shapes), one template each in
 queries/. The work per question does not grow with the degree of an entity:
 the store counts the distinct predicates around each linked node
 (`discover_out`/`discover_in`), the ones most relevant to the question are
-kept (`relevance`), and only those are expanded into answers (`expand_*`)
-and two-hop paths or typed answers (the shapes' `discover_*` templates,
-restricted to them). Each family of shapes has one generator here that
-instantiates its shapes with what exists, and each candidate carries the
-answers it would return, so the ranker can look at them and only the chosen
-query is run again at the end. Every query_generation setting that cut
-something is returned as a CapCut for the explanation.
+kept (`node_relevance`: the predicate's name spelled out in the question plus
+its learned association with the question's words), and only those are
+expanded into answers (`expand_*`), two-hop paths (counted per predicate pair
+first, `discover_chain_*`, then fetched for the most relevant pairs,
+`fetch_chain_*`) or typed answers (`discover_type_*`). No query is cut by a
+LIMIT, so every engine returns the same rows. Each family of shapes has one
+generator here that instantiates its shapes with what exists, and each
+candidate carries the answers it would return, so the ranker can look at
+them and only the chosen query is run again at the end. Every
+query_generation setting that cut something is returned as a CapCut for the
+explanation.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations, permutations
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from coqa.config import QueryGenerationSettings
 from coqa.explanation import CapCut
@@ -61,6 +65,8 @@ class _Neighbourhood:
     inward: dict[str, set[Term]]
     out_counts: dict[str, int] = field(default_factory=dict)
     in_counts: dict[str, int] = field(default_factory=dict)
+    # How relevant a predicate read out of (True), into (False) or beyond (None) the node is to the question.
+    relevance: Callable[[str, bool | None], float] = lambda predicate, outward: 0.0
 
     def subjects_by_node(self) -> dict[Term, set[str]]:
         """For the incoming edges: subject -> the predicates it points here with."""
@@ -92,10 +98,36 @@ def relevance(predicate: str, question: str, surface: str) -> float:
     return len(letters & rest) / len(letters)
 
 
-def most_relevant(counts: Mapping[str, int], question: str, surface: str, keep: int) -> list[str]:
-    """The `keep` predicates most relevant to the question; ties go to the
+# The association, learned from training questions, of a predicate read out of
+# (True), into (False) or beyond (None: the second hop of a chain) a linked
+# node with the question text outside the node's mention: 0 when nothing was
+# learned about them.
+PredicateAssociation = Callable[[str, "bool | None", str], float]
+
+
+def most_relevant(counts: Mapping[str, int], score: Callable[[str], float], keep: int) -> list[str]:
+    """The `keep` predicates with the highest relevance `score`; ties go to the
     predicate with fewer edges (the more specific relation), then by name."""
-    return sorted(counts, key=lambda p: (-relevance(p, question, surface), counts[p], p))[:keep]
+    return sorted(counts, key=lambda p: (-score(p), counts[p], p))[:keep]
+
+
+def node_relevance(
+    question: str, surface: str, association: PredicateAssociation | None
+) -> Callable[[str, bool | None], float]:
+    """The relevance of predicates around the node mentioned as `surface`: the
+    share of the predicate's name the question spells out plus, when given,
+    its learned `association` with the rest of the question (so a question
+    that does not spell its predicate still finds it among a hub's thousands)."""
+    rest = question.replace(surface, " ") if surface else question
+
+    def score(predicate: str, outward: bool | None) -> float:
+        learned = association(predicate, outward, rest) if association is not None else 0.0
+        return relevance(predicate, question, surface) + learned
+
+    return score
+
+
+COUNTS_CACHED = 2048  # nodes whose predicate counts are kept (a few MB at most)
 
 
 class QueryGenerator:
@@ -105,30 +137,44 @@ class QueryGenerator:
         self.kb = kb
         self.templates = templates
         self.limits = limits
+        self._counts_cache: dict[tuple[str, Term], dict[str, int]] = {}  # least recently used first
 
     def _select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render(bindings)).rows
 
     def _predicate_counts(self, name: str, node: Term) -> dict[str, int]:
-        counts = {}
-        for predicate, count in self._select(name, e=node):
-            if predicate is not None and count is not None:
-                counts[predicate.value] = int(count.value)
+        """The store's count per predicate around the node (`discover_out`/`discover_in`).
+        Kept for the COUNTS_CACHED most recently asked nodes: counting walks
+        every edge of a node, and hubs (countries, cities) recur across
+        questions; the knowledge base does not change while coqa answers."""
+        key = (name, node)
+        counts = self._counts_cache.pop(key, None)
+        if counts is None:
+            counts = {}
+            for predicate, count in self._select(name, e=node):
+                if predicate is not None and count is not None:
+                    counts[predicate.value] = int(count.value)
+        self._counts_cache[key] = counts
+        if len(self._counts_cache) > COUNTS_CACHED:
+            del self._counts_cache[next(iter(self._counts_cache))]
         return counts
 
-    def _neighbourhood(self, node: LinkedNode, question: str, cuts: list[CapCut]) -> _Neighbourhood:
+    def _neighbourhood(
+        self, node: LinkedNode, question: str, association: PredicateAssociation | None, cuts: list[CapCut]
+    ) -> _Neighbourhood:
         """Count the predicates around the node in the store, keep the most
         relevant ones, then fetch answers for those with few enough. The dicts
         hold the kept predicates in relevance order, whatever order an engine
         returns rows in."""
         out_counts = {} if node.term.is_literal else self._predicate_counts(DISCOVER_OUT, node.term)
         in_counts = self._predicate_counts(DISCOVER_IN, node.term)
-        hood = _Neighbourhood({}, {}, {}, {})
-        for direction, counts, template, edges, kept in (
-            ("out", out_counts, EXPAND_OUT, hood.out, hood.out_counts),
-            ("in", in_counts, EXPAND_IN, hood.inward, hood.in_counts),
+        hood = _Neighbourhood({}, {}, {}, {}, node_relevance(question, node.surface, association))
+        for outward, counts, template, edges, kept in (
+            (True, out_counts, EXPAND_OUT, hood.out, hood.out_counts),
+            (False, in_counts, EXPAND_IN, hood.inward, hood.in_counts),
         ):
-            chosen = most_relevant(counts, question, node.surface, self.limits.predicates_per_direction)
+            direction = "out" if outward else "in"
+            chosen = most_relevant(counts, lambda p, o=outward: hood.relevance(p, o), self.limits.predicates_per_direction)
             if len(chosen) < len(counts):
                 cuts.append(CapCut("predicates_per_direction", f"{node.term} {direction}", len(chosen), len(counts)))
             kept.update((p, counts[p]) for p in chosen)
@@ -149,18 +195,21 @@ class QueryGenerator:
                 answers[predicate.value].add(answer)
         return answers
 
-    def generate(self, nodes: list[LinkedNode], question: str = "", count_question: bool = False) -> list[Candidate]:
+    def generate(
+        self, nodes: list[LinkedNode], question: str = "", count_question: bool = False, association: PredicateAssociation | None = None
+    ) -> list[Candidate]:
         """Candidates for the linked nodes (best first) of the normalized
-        `question`; count variants only when it asks for a number of things."""
-        return self.generate_recorded(nodes, question, count_question)[0]
+        `question`; count variants only when it asks for a number of things;
+        predicates chosen with the learned `association` when one is given."""
+        return self.generate_recorded(nodes, question, count_question, association)[0]
 
     def generate_recorded(
-        self, nodes: list[LinkedNode], question: str, count_question: bool = False
+        self, nodes: list[LinkedNode], question: str, count_question: bool = False, association: PredicateAssociation | None = None
     ) -> tuple[list[Candidate], list[CapCut]]:
         """`generate`, with the settings that cut something while generating."""
         cuts: list[CapCut] = []
         top = nodes[: self.limits.one_hop_nodes]
-        hoods = {node.term: self._neighbourhood(node, question, cuts) for node in top}
+        hoods = {node.term: self._neighbourhood(node, question, association, cuts) for node in top}
         candidates: list[Candidate] = []
         for node in top:
             candidates.extend(self._one_hop(node, hoods[node.term]))
@@ -190,36 +239,47 @@ class QueryGenerator:
             yield Candidate(ONE_HOP_IN, bindings, (node,), (predicate,), _sorted(subjects), answer_count=hood.in_counts[predicate])
 
     def _chains(self, node: LinkedNode, hood: _Neighbourhood, cuts: list[CapCut]) -> Iterable[Candidate]:
-        """Two-hop paths whose first predicate is among the node's most relevant
-        ones: the store counts the paths of each predicate pair, then the paths
-        of the first predicates (most relevant first) that fit in chain_rows are fetched."""
+        """Two-hop paths whose first predicate is among the node's most
+        relevant ones with at most answers_per_predicate middle nodes: the
+        store counts the paths of each predicate pair, the chain_pairs most
+        relevant pairs are kept, and the paths of their first predicates that
+        fit in chain_rows are fetched."""
         for shape in shapes_of(CHAIN):
             if (node.term.is_literal and not shape.accepts_literal_first()) or not self.limits.allows(shape.name):
                 continue
-            first = [p for p in (hood.out_counts if shape.outward else hood.in_counts) if p != TYPE_PREDICATE]
+            counts = hood.out_counts if shape.outward else hood.in_counts
+            first = [p for p, n in counts.items() if p != TYPE_PREDICATE and n <= self.limits.answers_per_predicate]
             chosen = first[: self.limits.chain_predicates]
             if len(chosen) < len(first):
                 cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(first)))
             if not chosen:
                 continue
+            pair_paths: dict[tuple[str, str], int] = {}
+            for p1, p2, count in self._select(shape.discovery, e=node.term, predicates=[Term.entity(p) for p in chosen]):
+                if p1 is not None and p2 is not None and count is not None:
+                    pair_paths[(p1.value, p2.value)] = int(count.value)
+            score = {pair: hood.relevance(pair[0], shape.outward) + hood.relevance(pair[1], None) for pair in pair_paths}
+            kept = sorted(pair_paths, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
+            if len(kept) < len(pair_paths):
+                cuts.append(CapCut("chain_pairs", f"{node.term} {shape.name}", len(kept), len(pair_paths)))
             paths_per_first: dict[str, int] = defaultdict(int)
-            for p1, _, count in self._select(shape.discovery, e=node.term, predicates=[Term.entity(p) for p in chosen]):
-                if p1 is not None and count is not None:
-                    paths_per_first[p1.value] += int(count.value)
+            for (p1, _), count in pair_paths.items():
+                paths_per_first[p1] += count
             budget, fetched = self.limits.chain_rows[shape.name], []
-            for p1 in chosen:
-                if 0 < paths_per_first[p1] <= budget:
+            for p1 in dict.fromkeys(p1 for p1, _ in kept):
+                if paths_per_first[p1] <= budget:
                     fetched.append(p1)
                     budget -= paths_per_first[p1]
-            found = sum(1 for p1 in chosen if paths_per_first[p1])
-            if len(fetched) < found:
-                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), found))
+            wanted = set(kept)
+            if len(fetched) < len({p1 for p1, _ in kept}):
+                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len({p1 for p1, _ in kept})))
             if not fetched:
                 continue
             paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
             for p1, p2, answer in self._select(shape.fetch, e=node.term, predicates=[Term.entity(p) for p in fetched]):
                 if p1 is not None and p2 is not None and answer is not None and answer != node.term:
-                    paths[(p1.value, p2.value)].add(answer)
+                    if (p1.value, p2.value) in wanted:
+                        paths[(p1.value, p2.value)].add(answer)
             for (p1, p2), answers in sorted(paths.items(), key=lambda path: path[0]):
                 bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
                 yield Candidate(shape, bindings, (node,), (p1, p2), _sorted(answers))

@@ -212,7 +212,7 @@ class Trainer:
         table = RankingTable()
         for example, scores in self.progress(list(zip(examples, link_scores))):
             linked = best_links(example.link_candidates, scores)
-            candidates = self.pipeline.generate(example.text, linked)
+            candidates = self.pipeline.generate(example.text, linked, associations[example.fold])
             if not candidates:
                 continue
             rankers[example.fold].featurize(example.text, linked, candidates)

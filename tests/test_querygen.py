@@ -15,7 +15,7 @@ from coqa.kb.base import KnowledgeBase
 from coqa.kb.loader import load_kb
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.linking import LinkedNode
-from coqa.querygen import Candidate, QueryGenerator, most_relevant, relevance
+from coqa.querygen import Candidate, QueryGenerator, most_relevant, node_relevance, relevance
 from coqa.resources import QUERIES_DIR
 from coqa.coverage import expressing_template
 from coqa.dataset import read_ccks
@@ -97,7 +97,23 @@ def _generate(kb: KnowledgeBase, question: str, **limits: int) -> tuple[list[Can
 def test_relevance_is_the_share_of_predicate_characters_spelled_out_beside_the_mention() -> None:
     assert relevance("首都", "枢纽的首都是哪里", "枢纽") == 1.0
     assert relevance("关系1", "枢纽的首都是哪里", "枢纽") == 0.0
-    assert most_relevant({"关系1": 1, "首都": 1, "人口": 9}, "枢纽的首都", "枢纽", 2) == ["首都", "关系1"]
+    spelled = node_relevance("枢纽的首都", "枢纽", None)
+    assert most_relevant({"关系1": 1, "首都": 1, "人口": 9}, lambda p: spelled(p, True), 2) == ["首都", "关系1"]
+
+
+def test_a_learned_association_finds_a_predicate_the_question_does_not_spell() -> None:
+    def association(predicate: str, outward: bool | None, text: str) -> float:
+        assert text == " 在哪" and outward is True
+        return 0.6 if predicate == "所属地区" else 0.0
+
+    score = node_relevance("枢纽在哪", "枢纽", association)
+    assert most_relevant({"关系1": 1, "所属地区": 5, "人口": 9}, lambda p: score(p, True), 1) == ["所属地区"]
+
+
+def test_chain_pairs_keeps_the_most_relevant_predicate_pairs(hub_kb: KnowledgeBase) -> None:
+    candidates, cuts = _generate(hub_kb, "枢纽的首都的人口", predicates_per_direction=400, chain_predicates=20, chain_pairs=1)
+    assert [c.predicates for c in candidates if c.shape.name == "chain_out_out"] == [("首都", "人口")]
+    assert [(c.kept, c.found) for c in cuts if c.setting == "chain_pairs" and "chain_out_out" in c.where] == [(1, 21)]  # 20 first hops; 首都 has 2 second hops
 
 
 def test_the_asked_predicate_of_a_hub_is_expanded_and_the_cut_recorded(hub_kb: KnowledgeBase) -> None:
@@ -143,3 +159,24 @@ def test_max_candidates_records_what_it_cut(hub_kb: KnowledgeBase) -> None:
     candidates, cuts = _generate(hub_kb, "枢纽的首都", max_candidates=5)
     assert len(candidates) == 5
     assert [cut for cut in cuts if cut.setting == "max_candidates"][0].kept == 5
+
+
+class _CountingKB:
+    """A real store whose SELECT texts are recorded."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb, self.sent = kb, []
+
+    def select(self, query: str):  # type: ignore[no-untyped-def]
+        self.sent.append(query)
+        return self.kb.select(query)
+
+
+def test_a_node_s_predicates_are_counted_once_across_questions(hub_kb: KnowledgeBase) -> None:
+    kb = _CountingKB(hub_kb)
+    generator = QueryGenerator(kb, TEMPLATES, QueryGenerationSettings())  # type: ignore[arg-type]
+    hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
+    first = generator.generate([hub], "枢纽的首都")
+    second = generator.generate([hub], "枢纽的首都")
+    assert first == second
+    assert sum("GROUP BY ?p\n" in q or q.endswith("GROUP BY ?p") for q in kb.sent) == 2  # out and in, once
