@@ -238,13 +238,18 @@ class Trainer:
         return _Example(question, text, i % self.folds, gold, predicates, mentions)
 
     def _keyphraseness_by_fold(self, examples: Sequence[_Example]) -> list[dict[str, tuple[int, int]]]:
-        """Per fold (and, at index `folds`, over all): surface -> (gold mention count, match count)."""
+        """Per fold (and, at index `folds`, over all): surface -> (gold mention count, match count).
+
+        A mention spanning its whole question is not counted: it says nothing
+        about which part of a question is the key phrase, and the table over
+        all ships in the model, which must not hold a training question verbatim."""
         linked_by_fold = [Counter() for _ in range(self.folds)]
         seen_by_fold = [Counter() for _ in range(self.folds)]
         for example in examples:
-            for surface in {m.surface for m in example.mentions}:
+            within = [m for m in example.mentions if (m.start, m.end) != (0, len(example.text))]
+            for surface in {m.surface for m in within}:
                 seen_by_fold[example.fold][surface] += 1
-            for surface in {m.surface for m in example.mentions if _is_gold_mention(m, example.gold)}:
+            for surface in {m.surface for m in within if _is_gold_mention(m, example.gold)}:
                 linked_by_fold[example.fold][surface] += 1
         linked_total, seen_total = sum(linked_by_fold, Counter()), sum(seen_by_fold, Counter())
         tables = []
