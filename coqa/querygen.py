@@ -127,6 +127,20 @@ def node_relevance(
     return score
 
 
+def _first_hops_within(firsts: Sequence[str], pair_paths: Mapping[tuple[str, str], int], budget: int) -> list[str]:
+    """The first hops, in the given (relevance) order, whose paths (over all
+    their pairs in `pair_paths`) fit in what is left of `budget` rows."""
+    paths_per_first: dict[str, int] = defaultdict(int)
+    for (p1, _), count in pair_paths.items():
+        paths_per_first[p1] += count
+    fetched = []
+    for p1 in firsts:
+        if paths_per_first[p1] <= budget:
+            fetched.append(p1)
+            budget -= paths_per_first[p1]
+    return fetched
+
+
 COUNTS_CACHED = 2048  # nodes whose predicate counts are kept (a few MB at most)
 
 
@@ -254,35 +268,40 @@ class QueryGenerator:
                 cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(first)))
             if not chosen:
                 continue
-            pair_paths: dict[tuple[str, str], int] = {}
-            for p1, p2, count in self._select(shape.discovery, e=node.term, predicates=[Term.entity(p) for p in chosen]):
-                if p1 is not None and p2 is not None and count is not None:
-                    pair_paths[(p1.value, p2.value)] = int(count.value)
+            pair_paths = self._chain_pair_counts(shape, node.term, chosen)
             score = {pair: hood.relevance(pair[0], shape.outward) + hood.relevance(pair[1], None) for pair in pair_paths}
             kept = sorted(pair_paths, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
             if len(kept) < len(pair_paths):
                 cuts.append(CapCut("chain_pairs", f"{node.term} {shape.name}", len(kept), len(pair_paths)))
-            paths_per_first: dict[str, int] = defaultdict(int)
-            for (p1, _), count in pair_paths.items():
-                paths_per_first[p1] += count
-            budget, fetched = self.limits.chain_rows[shape.name], []
-            for p1 in dict.fromkeys(p1 for p1, _ in kept):
-                if paths_per_first[p1] <= budget:
-                    fetched.append(p1)
-                    budget -= paths_per_first[p1]
-            wanted = set(kept)
-            if len(fetched) < len({p1 for p1, _ in kept}):
-                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len({p1 for p1, _ in kept})))
+            firsts = list(dict.fromkeys(p1 for p1, _ in kept))
+            fetched = _first_hops_within(firsts, pair_paths, self.limits.chain_rows[shape.name])
+            if len(fetched) < len(firsts):
+                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len(firsts)))
             if not fetched:
                 continue
-            paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-            for p1, p2, answer in self._select(shape.fetch, e=node.term, predicates=[Term.entity(p) for p in fetched]):
-                if p1 is not None and p2 is not None and answer is not None and answer != node.term:
-                    if (p1.value, p2.value) in wanted:
-                        paths[(p1.value, p2.value)].add(answer)
+            paths = self._chain_paths(shape, node.term, fetched, set(kept))
             for (p1, p2), answers in sorted(paths.items(), key=lambda path: path[0]):
                 bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
                 yield Candidate(shape, bindings, (node,), (p1, p2), _sorted(answers))
+
+    def _chain_pair_counts(self, shape: Shape, node: Term, firsts: Sequence[str]) -> dict[tuple[str, str], int]:
+        """The store's count of two-hop paths per predicate pair, first hops among `firsts`."""
+        pair_paths: dict[tuple[str, str], int] = {}
+        for p1, p2, count in self._select(shape.discovery, e=node, predicates=[Term.entity(p) for p in firsts]):
+            if p1 is not None and p2 is not None and count is not None:
+                pair_paths[(p1.value, p2.value)] = int(count.value)
+        return pair_paths
+
+    def _chain_paths(
+        self, shape: Shape, node: Term, firsts: Sequence[str], wanted: set[tuple[str, str]]
+    ) -> dict[tuple[str, str], set[Term]]:
+        """The answers of the `wanted` predicate pairs, fetched for their first hops `firsts`."""
+        paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
+        for p1, p2, answer in self._select(shape.fetch, e=node, predicates=[Term.entity(p) for p in firsts]):
+            if p1 is not None and p2 is not None and answer is not None and answer != node:
+                if (p1.value, p2.value) in wanted:
+                    paths[(p1.value, p2.value)].add(answer)
+        return paths
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
