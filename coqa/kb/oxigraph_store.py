@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from coqa.kb.admission import admit
+from coqa.kb.admission import admit_prepared
 from coqa.kb.base import KBError, QueryResult
 from coqa.kb.names import Term, iri_to_name
 
@@ -55,12 +55,11 @@ class OxigraphStore:
         self.description = f"oxigraph store {self.path}"
 
     def select(self, query: str) -> QueryResult:
-        admitted = admit(query)
         try:
-            solutions = self.store.query(admitted.standard_text)
-            if isinstance(solutions, ox.QueryBoolean):
-                return QueryResult([], [], boolean=bool(solutions))
-            return results_from_oxigraph(solutions)
+            _, prepared = admit_prepared(query, self.store)
+            if isinstance(prepared, ox.QueryBoolean):
+                return QueryResult([], [], boolean=bool(prepared))
+            return results_from_oxigraph(prepared)
         except OSError as error:
             raise KBError(f"store error: {error}") from None
 
