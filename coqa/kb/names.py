@@ -178,22 +178,15 @@ def to_standard_sparql(query: str) -> str:
 
 def _map_iris(query: str, rewrite: Callable[[str], str]) -> str:
     """Apply `rewrite` to the content of every IRI reference outside string literals."""
-    out: list[str] = []
-    pos = 0
-    while pos < len(query):
-        ch = query[pos]
-        if ch in "\"'":
-            match = _STRING.match(query, pos)
-            if match:
-                out.append(match.group(0))
-                pos = match.end()
-                continue
-        elif ch == "<" and pos + 1 < len(query) and query[pos + 1] not in " \t\n=":
-            match = _IRIREF.match(query, pos)
-            if match:
-                out.append(rewrite(match.group(1)))
-                pos = match.end()
-                continue
-        out.append(ch)
-        pos += 1
-    return "".join(out)
+
+    def replace(match: re.Match[str]) -> str:
+        content = match.group("iri")
+        return match.group(0) if content is None else rewrite(content)
+
+    return _STRING_OR_IRIREF.sub(replace, query)
+
+
+# One left-to-right scan (a regex, not a loop over characters: every query
+# passes here): a string literal is kept whole, so a `<` inside it is not a
+# name; a `<` followed by white space or `=` is a comparison, not a name.
+_STRING_OR_IRIREF = re.compile(_STRING.pattern + r"|<(?![ \t\n=])(?P<iri>[^<>\n]*)>", re.S)
