@@ -17,7 +17,9 @@ included), `featurize` (ranking features), `score` (the ranker's boosted
 model), and `other` (the rest of `answer`: the explanation records and
 running the chosen query). Time spent inside the knowledge base's `select`
 is also reported on its own (`kb select`, part of the stages above), with
-the number of queries per question.
+the number of queries per question, and the CPU time of query generation's
+queries by template (`coqa/queries/NAME.rq`: rendering, admission, the
+store's evaluation and the conversion of the rows).
 
 To compare two versions of the code, run it alternately with `PYTHONPATH`
 pointing at a checkout of the other version and compare the `--json` files.
@@ -54,11 +56,15 @@ class StageClock:
         self.cpu: dict[str, float] = defaultdict(float)
         self.wall: dict[str, float] = defaultdict(float)
         self.queries = 0
+        self.template_cpu: dict[str, float] = defaultdict(float)
+        self.template_calls: dict[str, int] = defaultdict(int)
 
     def reset(self) -> None:
         self.cpu.clear()
         self.wall.clear()
         self.queries = 0
+        self.template_cpu.clear()
+        self.template_calls.clear()
 
     def timed(self, stage: str, function: Callable[..., Any]) -> Callable[..., Any]:
         """`function`, adding the time of each call to `stage`."""
@@ -72,6 +78,19 @@ class StageClock:
                 self.wall[stage] += time.perf_counter() - wall
                 if stage == "kb select":
                     self.queries += 1
+
+        return wrapper
+
+    def by_template(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """`function(name, ...)` (a query of template `name`), adding the CPU time of each call to `name`."""
+
+        def wrapper(name: str, *args: Any, **kwargs: Any) -> Any:
+            cpu = time.process_time()
+            try:
+                return function(name, *args, **kwargs)
+            finally:
+                self.template_cpu[name] += time.process_time() - cpu
+                self.template_calls[name] += 1
 
         return wrapper
 
@@ -91,6 +110,7 @@ def instrumented(store: Path, model: Path | None, clock: StageClock) -> Pipeline
     scorer.score = clock.timed("score", scorer.score)  # type: ignore[method-assign]
     # The linker and the generator hold the same KB object as the pipeline.
     pipeline.kb.select = clock.timed("kb select", pipeline.kb.select)  # type: ignore[method-assign]
+    pipeline.generator._select = clock.by_template(pipeline.generator._select)  # type: ignore[method-assign]
     return pipeline
 
 
@@ -106,6 +126,8 @@ class Run:
         self.queries: list[int] = []
         self.stage_cpu: dict[str, list[float]] = defaultdict(list)
         self.stage_wall: dict[str, list[float]] = defaultdict(list)
+        self.template_cpu: dict[str, float] = defaultdict(float)
+        self.template_calls: dict[str, int] = defaultdict(int)
 
     def answer(self, question: str) -> None:
         self.clock.reset()
@@ -121,6 +143,9 @@ class Run:
             self.stage_cpu[stage].append(self.clock.cpu[stage])
             self.stage_wall[stage].append(self.clock.wall[stage])
         self.stage_cpu["other"].append(cpu - staged_cpu)
+        for name, seconds in self.clock.template_cpu.items():
+            self.template_cpu[name] += seconds
+            self.template_calls[name] += self.clock.template_calls[name]
         self.stage_wall["other"].append(wall - staged_wall)
 
     def summary(self) -> dict[str, Any]:
@@ -142,6 +167,13 @@ class Run:
             "wall_p95_ms": 1000 * wall["p95"],
             "queries_per_question": float(np.mean(self.queries)),
             "stages": stages,
+            "generation_queries": {
+                name: {
+                    "cpu_ms_per_question": 1000 * self.template_cpu[name] / len(self.cpu),
+                    "calls_per_question": self.template_calls[name] / len(self.cpu),
+                }
+                for name in sorted(self.template_cpu, key=lambda name: -self.template_cpu[name])
+            },
         }
 
 
@@ -155,6 +187,9 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
     print(f"  {'stage':<10}  {'CPU mean ms':>11}  {'wall p50 ms':>11}  {'wall p95 ms':>11}")
     for stage, figures in summary["stages"].items():
         print(f"  {stage:<10}  {figures['cpu_mean_ms']:>11.2f}  {figures['wall_p50_ms']:>11.2f}  {figures['wall_p95_ms']:>11.2f}")
+    print(f"  {'query generation template':<26}  {'CPU ms/question':>15}  {'calls/question':>14}")
+    for name, figures in summary["generation_queries"].items():
+        print(f"  {name:<26}  {figures['cpu_ms_per_question']:>15.2f}  {figures['calls_per_question']:>14.2f}")
 
 
 def main() -> int:
