@@ -48,6 +48,7 @@ _OPAQUE = re.compile(
     r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>\s=][^<>\n]*>|#[^\n]*',
     re.S,
 )
+_BRACKET = re.compile(r"[(){}\[\]]")
 _UNION = re.compile(r"\bunion\b", re.I)
 # A triple pattern ends at '.', ';' or ',' (not the '.' inside a number).
 _PATTERN_END = re.compile(r"(?<![0-9])\.|\.(?![0-9])|[;,]")
@@ -106,7 +107,7 @@ def check_bounds(query: str) -> None:
         raise KBError(f"the query is too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})")
     structure = _OPAQUE.sub(" ", query)
     depth = deepest = 0
-    for char in structure:
+    for char in _BRACKET.findall(structure):  # brackets only: every query passes here
         if char in "({[":
             depth += 1
             deepest = max(deepest, depth)
