@@ -12,26 +12,26 @@ from coqa.kb.base import KBError, QueryResult
 from coqa.kb.names import Term, iri_to_name
 
 
+@lru_cache(maxsize=1 << 17)
 def term_from_oxigraph(node: object) -> Term | None:
-    """PKU BASE term of a pyoxigraph solution value (None when unbound)."""
-    # type() rather than isinstance: pyoxigraph's classes cannot be subclassed, and
-    # this runs for every value of every row (hundreds of thousands per dev run).
+    """PKU BASE term of a pyoxigraph solution value (None when unbound).
+
+    Cached by value (pyoxigraph's terms hash and compare by value): the same
+    entities and predicates come back in query after query, and this runs for
+    every value of every row (hundreds of thousands per dev run); looking a
+    value up costs half of decoding its IRI and building its term again.
+    """
+    # type() rather than isinstance: pyoxigraph's classes cannot be subclassed.
     kind = type(node)
     if kind is ox.NamedNode:
-        return _entity_term(node.value)  # type: ignore[attr-defined]
+        iri = node.value  # type: ignore[attr-defined]
+        name = iri_to_name(iri)
+        return Term.entity(iri if name is None else name)
     if kind is ox.Literal:
         return Term.literal(node.value)  # type: ignore[attr-defined]
     if node is None:
         return None
     return Term.entity(str(node))
-
-
-@lru_cache(maxsize=1 << 17)
-def _entity_term(iri: str) -> Term:
-    """The term of an IRI: the same entities come back in query after query, so
-    each is decoded and built once."""
-    name = iri_to_name(iri)
-    return Term.entity(iri if name is None else name)
 
 
 def results_from_oxigraph(solutions: ox.QuerySolutions) -> QueryResult:
