@@ -46,14 +46,19 @@ class Analysis:
     cuts: list[CapCut] = field(default_factory=list)  # query_generation settings that cut something
 
 
-def canonical_key(candidate: Candidate, linked: list[LinkedNode]) -> tuple:
-    """A total order of a question's candidates that depends on nothing but their content."""
+def canonical_order(candidates: list[Candidate], linked: list[LinkedNode]) -> list[Candidate]:
+    """A question's candidates in a total order that depends on nothing but
+    their content: by the link rank of their nodes, shape, then bindings."""
     rank = {node: i for i, node in enumerate(linked)}
-    return (
-        tuple(rank.get(node, len(linked)) for node in candidate.nodes),
-        SHAPE_ORDER[candidate.shape.name],
-        tuple(sorted(candidate.bindings.items())),
-    )
+
+    def key(candidate: Candidate) -> tuple:
+        return (
+            tuple(rank.get(node, len(linked)) for node in candidate.nodes),
+            SHAPE_ORDER[candidate.shape.name],
+            tuple(sorted(candidate.bindings.items())),
+        )
+
+    return sorted(candidates, key=key)
 
 
 def learned_association(associations: PredicateAssociations) -> PredicateAssociation:
@@ -160,7 +165,7 @@ class Pipeline:
         association = learned_association(associations) if associations is not None else None
         count_question = bool(CUES["count"].search(text))
         candidates, cuts = self.generator.generate_recorded(linked, text, count_question, association)
-        return sorted(candidates, key=lambda candidate: canonical_key(candidate, linked)), cuts
+        return canonical_order(candidates, linked), cuts
 
     def analyse(self, text: str) -> Analysis:
         """Mentions, scored links and candidate queries for a normalized question."""
