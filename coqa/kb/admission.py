@@ -1,8 +1,8 @@
 """What a query must be before any backend runs it: bounded, parsed, read-only.
 
-Every backend calls `admit` first, so the same rule holds for the embedded
-store, SPARQL endpoints and gStore, and nothing leaves the process that was
-not checked:
+Every backend calls `admit` (the embedded store `admit_prepared`) first, so
+the same rule holds for the embedded store, SPARQL endpoints and gStore, and
+nothing leaves the process that was not checked:
 
 1. Size and shape bounds, checked on the text before any parser sees it: the
    SPARQL parser and query planner recurse, and deeply nested or very long
