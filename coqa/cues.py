@@ -22,6 +22,10 @@ CUES: dict[str, re.Pattern[str]] = {
     "relation": re.compile(r"什么关系|关系是|是.{0,4}的什么"),
 }
 
+# The cues whose wording asks rather than names (哪些, 什么, 谁): rare inside a
+# name, common in a span of a question that ran from a name over them.
+ASKING_CUES = ("who", "what", "which_many")
+
 # Wording that asks rather than names a relation: interrogatives and function
 # characters. What a question says besides these and its linked mentions is
 # what the predicates of a query must explain.

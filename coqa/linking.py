@@ -5,9 +5,13 @@ mention length and position, mention2ent rank, exact-name and base-name
 match, the similarity of the mention to the name (rapidfuzz; what judges a
 fuzzy mention), entity degree, absolute and against the other things the
 same mention may name (a prior: a short token or common word that names
-many things rarely means a thing few facts are about), overlap of the question with the entity's `_（…）`
-description, type fit, how often the surface is a real mention in the
-training questions (keyphraseness). The linker's trained part (`LinkerModel`:
+many things rarely means a thing few facts are about), how well the facts
+around the entity fit the rest of the question (the characters of the
+predicates and types around it: what tells a hotel from a person of the same
+name), overlap of the question with the entity's `_（…）`
+description, type fit, whether the mention holds asking words (哪些, 什么),
+how often the surface is a real mention in the training questions
+(keyphraseness). The linker's trained part (`LinkerModel`:
 the keyphraseness table and a boosted scorer) turns features into scores;
 `LinkedNode`s are the best-scored terms, one per term.
 """
@@ -19,30 +23,30 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from rapidfuzz import fuzz
 
 from coqa.boosting import BoostedScorer
 from coqa.config import LinkingSettings
-from coqa.cues import question_cues
+from coqa.cues import ASKING_CUES, CUES, content_mask, question_cues
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.kb.mention_index import LITERAL, MENTION, NAME
 from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions import Mention
-from coqa.shapes import ENTITY_DEGREE, ENTITY_TYPES
+from coqa.shapes import ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES
 from coqa.templates import Template
 
 MENTION_FEATURES = (
     "m_length", "m_share", "m_start", "m_targets", "m_nested", "m_contains", "m_quoted", "m_ner", "m_prefix",
-    "m_keyphrase", "m_keyphrase_seen", "m_ascii", "m_fuzzy",
+    "m_keyphrase", "m_keyphrase_seen", "m_ascii", "m_fuzzy", "m_suffix", "m_asking",
 )  # fmt: skip
 TERM_FEATURES = (
     "t_rank", "t_in_mention2ent", "t_exact_name", "t_base_name", "t_literal", "t_has_description",
     "t_description_overlap", "t_name_length_ratio", "t_name_similarity",
 )  # fmt: skip
-KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
+KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_context", "t_context_gap", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
 LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
 KEYPHRASENESS_FILE = "keyphraseness.json"
 SCORER_FILE = "linker.txt"
@@ -169,6 +173,8 @@ class EntityLinker:
             "m_keyphrase_seen": math.log1p(seen),
             "m_ascii": float(mention.surface.isascii()),
             "m_fuzzy": float("fuzzy" in mention.sources),
+            "m_suffix": float("suffix" in mention.sources),
+            "m_asking": float(any(CUES[cue].search(mention.surface) is not None for cue in ASKING_CUES)),
         }
 
     @staticmethod
@@ -192,6 +198,7 @@ class EntityLinker:
         entities = sorted({c.term for c in candidates if not c.term.is_literal})
         degrees: dict[Term, float] = {}
         types: dict[Term, set[str]] = defaultdict(set)
+        around: dict[Term, set[str]] = defaultdict(set)  # the characters of the predicates around an entity
         if entities:
             for entity, count in self.kb.select(self.templates[ENTITY_DEGREE].render({"entities": entities})).rows:
                 if entity is not None and count is not None:
@@ -199,13 +206,21 @@ class EntityLinker:
             for entity, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
                 if entity is not None and type_term is not None:
                     types[entity].add(base_name(type_term.value))
+            for entity, predicate in self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": entities})).rows:
+                if entity is not None and predicate is not None:
+                    around[entity].update(predicate.value)
         log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
         most_by_mention: dict[tuple[int, int], float] = defaultdict(float)
         for candidate, log_degree in zip(candidates, log_degrees):
             span = (candidate.mention.start, candidate.mention.end)
             most_by_mention[span] = max(most_by_mention[span], log_degree)
+        contexts = [_context_fit(text, c.mention, around.get(c.term, set()) | _characters(types.get(c.term, ()))) for c in candidates]
+        best_context: dict[tuple[int, int], float] = defaultdict(float)
+        for candidate, context in zip(candidates, contexts):
+            span = (candidate.mention.start, candidate.mention.end)
+            best_context[span] = max(best_context[span], context)
         cues = question_cues(text)
-        for candidate, log_degree in zip(candidates, log_degrees):
+        for candidate, log_degree, context in zip(candidates, log_degrees, contexts):
             term_types = types.get(candidate.term, set())
             is_person = float(bool(term_types & _PERSON_TYPES))
             is_place = float(bool(term_types & _PLACE_TYPES))
@@ -213,6 +228,8 @@ class EntityLinker:
                 {
                     "t_log_degree": log_degree,
                     "t_degree_gap": log_degree - most_by_mention[(candidate.mention.start, candidate.mention.end)],
+                    "t_context": context,
+                    "t_context_gap": context - best_context[(candidate.mention.start, candidate.mention.end)],
                     "t_person": is_person,
                     "t_place": is_place,
                     "t_typed": float(bool(term_types)),
@@ -220,6 +237,20 @@ class EntityLinker:
                     "t_where_place": cues["cue_where"] * is_place,
                 }
             )
+
+
+def _characters(words: Iterable[str]) -> set[str]:
+    return {char for word in words for char in word}
+
+
+def _context_fit(text: str, mention: Mention, around: set[str]) -> float:
+    """Share of the content characters of the question outside the mention
+    (see `content_mask`) that occur in the names of the predicates and types
+    around the term: `辽阳富虹国际饭店内有行政酒廊吗` fits the hotel, whose
+    facts include 行政酒廊, and not a person of the same name."""
+    mask = content_mask(text)
+    rest = {char for i, char in enumerate(text) if mask[i] and not mention.start <= i < mention.end}
+    return len(rest & around) / len(rest) if rest else 0.0
 
 
 def best_links(candidates: Sequence[LinkCandidate], scores: Sequence[float]) -> list[LinkedNode]:

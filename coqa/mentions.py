@@ -1,7 +1,8 @@
 """Mention detection: the spans of a question that may name something in the KB.
 
 Dictionary matching over the persistent mention index (mention2ent mentions,
-entity names and base names, short literal values), plus fuzzy matches of
+entity names and base names, short literal values), plus the beginnings and
+ends of indexed surfaces, plus fuzzy matches of
 indexed surfaces written slightly differently (an extra 的, a missing or
 extra character), plus spans in quotes (《》“”"" 「」), plus optional HanLP
 NER spans.
@@ -15,11 +16,13 @@ from typing import Callable, Iterable
 
 from rapidfuzz import fuzz, process
 
+from coqa.cues import ASKING_CUES, CUES
 from coqa.kb.mention_index import IndexEntry, MentionIndex
 from coqa.kb.surfaces import normalize_surface
 
 MIN_SURFACE_LENGTH = 2
 MIN_PREFIX_LENGTH = 3
+MIN_SUFFIX_LENGTH = 4
 MAX_COMPLETIONS = 5
 # Fuzzy matching (see `fuzzy_mentions`): surfaces of at least FUZZY_MIN_LENGTH
 # characters scored against the question with rapidfuzz's normalized indel
@@ -32,6 +35,7 @@ FUZZY_PER_START = 3
 FUZZY_MIN_SIMILARITY = 80.0
 # Characters a question may add inside a name (`宁波的梵高艺术馆` for `宁波梵高星空艺术馆`).
 _FILLERS = "的"
+_NUMBERS = re.compile(r"[0-9]+")
 _QUOTED = re.compile(r"《([^《》]+)》|“([^“”]+)”|\"([^\"]+)\"|「([^「」]+)」|'([^']+)'")
 
 
@@ -72,7 +76,9 @@ def detect_mentions(
     A span counts when the index knows it (surfaces shorter than `min_length`
     are skipped), or when it is the beginning of a few
     indexed surfaces (source `prefix`: `梅里雪山` for `梅里雪山国家公园`) and
-    no indexed surface covers it, or when it is close to indexed surfaces
+    no indexed surface covers it, or likewise the end of a few indexed
+    surfaces, at least MIN_SUFFIX_LENGTH long (source `suffix`: `富临大酒店`
+    for `深圳富临大酒店`), or when it is close to indexed surfaces
     (source `fuzzy`, see `fuzzy_mentions`). Quoted spans and `extra_spans` (e.g. NER)
     add their source to an indexed span, or are looked up exactly.
     """
@@ -85,6 +91,10 @@ def detect_mentions(
         match = index.completions(text, start, MIN_PREFIX_LENGTH, MAX_COMPLETIONS)
         if match and not any(s <= match.start and match.end <= e for s, e in found):
             found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, frozenset({"prefix"}))
+    for end in range(len(text), 0, -1):
+        match = index.suffix_completions(text, end, MIN_SUFFIX_LENGTH, MAX_COMPLETIONS)
+        if match and not any(s <= match.start and match.end <= e for s, e in found):
+            found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, frozenset({"suffix"}))
     for mention in fuzzy_mentions(text, index):
         if (mention.start, mention.end) not in found:
             found[(mention.start, mention.end)] = mention
@@ -108,6 +118,13 @@ def _without_fillers(text: str) -> tuple[str, list[int]]:
     return "".join(text[i] for i in kept), kept
 
 
+def _asking_start(text: str, start: int) -> int:
+    """Where the first asking wording (ASKING_CUES: 哪些, 什么, 谁) at or after
+    `start` begins; the length of `text` when there is none."""
+    found = [match.start() for cue in ASKING_CUES for match in [CUES[cue].search(text, start)] if match is not None]
+    return min(found, default=len(text))
+
+
 def fuzzy_mentions(text: str, index: MentionIndex) -> list[Mention]:
     """Spans of the normalized question that are close to indexed surfaces
     they do not equal, with those surfaces' entries (source `fuzzy`).
@@ -115,9 +132,13 @@ def fuzzy_mentions(text: str, index: MentionIndex) -> list[Mention]:
     The question is read without the _FILLERS characters. From each start,
     the surfaces that begin with the longest indexed prefix there (at least
     MIN_SURFACE_LENGTH characters; at most FUZZY_MAX_SURFACES of them) are
-    scored against every window of the question from that start with
+    scored against every window of the question from that start that holds
+    no asking wording (ASKING_CUES: a name written with 哪些 inside is rare, a
+    window running from a name over `有哪些` into the next one is not) with
     rapidfuzz's normalized indel similarity; the best FUZZY_PER_START at or
-    above FUZZY_MIN_SIMILARITY give one mention over the window of the best.
+    above FUZZY_MIN_SIMILARITY whose numbers are those of their best window
+    (`1990年11月6日` is not `1990年11月26日`, however close the strings) give
+    one mention over the window of the best.
     A window that is exactly an indexed surface in the question as written
     is left to exact matching. rapidfuzz scores all windows against all
     surfaces of a start in one C call (`process.cdist`)."""
@@ -132,12 +153,15 @@ def fuzzy_mentions(text: str, index: MentionIndex) -> list[Mention]:
             if FUZZY_MIN_LENGTH <= len(s) <= FUZZY_MAX_LENGTH
         ]  # fmt: skip
         last = min(len(reduced), start + FUZZY_MAX_LENGTH)
+        last = min(last, _asking_start(reduced, start))
         windows = [reduced[start:stop] for stop in range(start + FUZZY_MIN_LENGTH, last + 1)]
         if not surfaces or not windows:
             continue
         scores = process.cdist(windows, surfaces, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SIMILARITY)
         best = scores.max(axis=0)
         ranked = sorted((i for i in range(len(surfaces)) if best[i] > 0), key=lambda i: (-best[i], surfaces[i]))
+        numbers = [_NUMBERS.findall(window) for window in windows]
+        ranked = [i for i in ranked if numbers[int(scores[:, i].argmax())] == _NUMBERS.findall(surfaces[i])]
         if not ranked:
             continue
         window = int(scores[:, ranked[0]].argmax())

@@ -22,8 +22,10 @@ from coqa.kb.mention_index import (
     SEGMENT_LIST,
     IndexEntry,
     MentionIndex,
+    SurfaceMatch,
     MentionIndexBuilder,
     index_keys,
+    suffix_file,
 )
 from coqa.kb.surfaces import normalize_surface
 
@@ -123,6 +125,7 @@ def _answers(index: MentionIndex, probes: list[str]) -> list:
             index.lookup(probe),
             list(index.find_all(probe)),
             [index.completions(probe, start, 1, 3) for start in range(len(probe))],
+            [index.suffix_completions(probe, end, 1, 3) for end in range(len(probe) + 1)],
         )
         for probe in probes
     ]
@@ -146,6 +149,41 @@ def test_an_index_grown_by_appends_answers_as_one_built_at_once(tmp_path_factory
     assert saved_entries == len(grown) == len(expected)
     assert len(json.loads((directory / SEGMENT_LIST).read_text())["segments"]) <= MAX_SEGMENTS
     assert _answers(grown, probes) == _answers(expected, probes)
+
+
+def test_surfaces_are_found_by_their_end(tmp_path: Path) -> None:
+    builder = MentionIndexBuilder()
+    builder.add_entities(["深圳富临大酒店", "富临", "杭州开元大酒店", "宁波开元大酒店"])
+    index = _saved(builder, tmp_path)
+    text = "富临大酒店在哪"
+    assert index.surfaces_ending("大酒店", 5) == ["宁波开元大酒店", "杭州开元大酒店", "深圳富临大酒店"]
+    assert index.suffix_start(text, 5, 3) == 0
+    assert index.suffix_completions(text, 5, 3, 5) == SurfaceMatch(0, 5, "富临大酒店", (IndexEntry(NAME, "深圳富临大酒店", 0),))
+    assert index.suffix_completions("开元大酒店", 5, 3, 1) is None  # ends two surfaces: more than max_keys
+    assert index.suffix_completions("富临", 2, 2, 5) is None  # an indexed surface itself: exact matching has it
+    assert index.suffix_completions(text, 7, 2, 5) is None
+
+
+def test_an_index_written_before_suffix_files_still_answers(tmp_path: Path, caplog) -> None:
+    builder = MentionIndexBuilder()
+    builder.add_entities(["深圳富临大酒店"])
+    builder.save(tmp_path / "old")
+    suffix_file(tmp_path / "old" / "mentions.marisa").unlink()
+    with caplog.at_level("WARNING", logger="coqa"):
+        index = MentionIndex.open(tmp_path / "old")
+    assert "before suffix files" in caplog.text
+    assert index.lookup("深圳富临大酒店") == [IndexEntry(NAME, "深圳富临大酒店", 0)]
+    assert index.suffix_completions("富临大酒店", 5, 3, 5) is None
+    appended = MentionIndexBuilder(tmp_path / "old")
+    appended.add_entities(["广州富临大酒店"])
+    appended.save(tmp_path / "next")
+    assert index_files(tmp_path / "next") == ["mentions-1.marisa", "mentions-1.suffixes.marisa", "mentions.marisa", SEGMENT_LIST]
+    grown = MentionIndex.open(tmp_path / "next")
+    assert grown.suffix_completions("富临大酒店", 5, 3, 5).entries == (IndexEntry(NAME, "广州富临大酒店", 0),)
+
+
+def index_files(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
 
 
 def test_an_append_shares_the_segments_and_adds_only_what_is_new(tmp_path: Path) -> None:
@@ -186,5 +224,6 @@ def test_past_max_segments_the_smallest_are_merged(tmp_path: Path) -> None:
     names = json.loads((directory / SEGMENT_LIST).read_text())["segments"]
     assert len(names) == MAX_SEGMENTS // 2
     assert os.path.samefile(tmp_path / "0" / "mentions.marisa", directory / "mentions.marisa")  # the large one is not rewritten
-    assert sorted(path.name for path in directory.iterdir()) == sorted(names + [SEGMENT_LIST])
+    suffix_files = [suffix_file(directory / name).name for name in names]
+    assert sorted(path.name for path in directory.iterdir()) == sorted(names + suffix_files + [SEGMENT_LIST])
     assert len(MentionIndex.open(directory)) == 1000 + MAX_SEGMENTS

@@ -77,6 +77,17 @@ def test_the_linker_scores_its_own_candidates(bare: Pipeline, trained: TrainedMo
     assert len(linking.scores) == len(linking.candidates) and all(0.0 < s < 1.0 for s in linking.scores)
 
 
+def test_the_linker_judges_how_the_facts_around_a_term_fit_the_question(bare: Pipeline, trained: TrainedModel, settings: Settings) -> None:
+    linker = EntityLinker(bare.kb, bare.templates, trained.linker, settings.linking)
+    text = normalize_question("周星驰的身高是多少？")
+    star = next(c for c in linker.candidates(text, bare.detect(text)) if c.term == STAR)
+    # The content characters outside the mention are 身高; <周星驰> has a <身高> fact.
+    assert star.features["t_context"] == 1.0 and star.features["t_context_gap"] == 0.0
+    text = normalize_question("周星驰的母校是哪里？")
+    star = next(c for c in linker.candidates(text, bare.detect(text)) if c.term == STAR)
+    assert star.features["t_context"] < 1.0
+
+
 def test_query_generation_instantiates_registered_shapes_with_their_answers(bare: Pipeline) -> None:
     node = _node(STAR, 0, 3, "周星驰")
     candidates = bare.generator.generate([node])

@@ -216,6 +216,21 @@ def test_linked_terms_are_counted_once_in_order():
     assert report.linking_recall == pytest.approx({1: 0.0, 3: 0.5, 5: 1.0, 10: 1.0})
 
 
+def test_gold_entities_first_among_the_terms_of_their_own_mention():
+    question = gold(1, "q", STAR, ("<片一>",))
+    explanation = record("q", []).explanation
+    explanation.linked = [
+        LinkedTerm("导演", "<甲一>", 0.9),
+        LinkedTerm("陈默", "<陈默>", 0.8),  # first of its mention, second in the question
+        LinkedTerm("林晚", "<林晚_（书）>", 0.7),
+        LinkedTerm("林晚", "<林晚>", 0.6),  # second of its mention
+    ]
+    report = validate([question], lambda _: Answer([], explanation))
+    assert report.outcomes[0].linked_mentions == ["导演", "陈默", "林晚", "林晚"]
+    assert report.linking_recall[1] == 0.0
+    assert (report.mention_first, report.gold_entity_count) == (0.5, 2)
+
+
 def test_reports_are_written(tmp_path):
     questions, answers = scenario()
     report = validate(questions, answers.__getitem__)

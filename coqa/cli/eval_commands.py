@@ -249,6 +249,8 @@ def report_lines(report: ValidationReport) -> list[str]:
         "",
         f"entity-linking recall ({report.linking_questions} questions with gold entities): "
         + "  ".join(f"@{k} {v:.4f}" for k, v in report.linking_recall.items()),
+        f"  gold entities first among the terms of their own mention: {report.mention_first:.4f} "
+        f"(of {report.gold_entity_count})",
         f"candidate recall   {report.candidate_recall:.4f}",
         f"ranking accuracy   {report.ranking_accuracy:.4f}  (over {report.ranking_questions} questions "
         "with a correct candidate)",

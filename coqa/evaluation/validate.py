@@ -57,6 +57,7 @@ class QuestionOutcome:
     shape: str
     gold_entities: list[str]
     linked: list[str]
+    linked_mentions: list[str]  # the mention each linked term was linked from, in the order of `linked`
     candidate_hit: bool
     chosen_hit: bool
     stage: str
@@ -86,6 +87,8 @@ class ValidationReport:
     by_shape: list[ShapeScores]
     linking_recall: dict[int, float]
     linking_questions: int  # questions with gold entities (the recall@k denominator)
+    mention_first: float  # share of all gold entities that are the best term of their own mention
+    gold_entity_count: int  # its denominator
     candidate_recall: float
     ranking_accuracy: float
     ranking_questions: int  # questions where a candidate gave the gold answers
@@ -123,6 +126,25 @@ def gold_entities(sparql: str) -> list[str]:
 def linked_terms(explanation: Explanation) -> list[str]:
     """Distinct linked terms of an explanation, in the pipeline's order."""
     return list(dict.fromkeys(link.term for link in explanation.linked))
+
+
+def linked_mentions(explanation: Explanation) -> list[str]:
+    """The mention each of `linked_terms` was linked from (its first record's)."""
+    first: dict[str, str] = {}
+    for link in explanation.linked:
+        first.setdefault(link.term, link.mention)
+    return list(first.values())
+
+
+def first_of_their_mention(gold: Sequence[str], linked: Sequence[str], mentions: Sequence[str]) -> int:
+    """How many gold entities are linked and come first among the linked
+    terms of the mention they were linked from (`mentions[i]` is that of
+    `linked[i]`; mentions compared by their text). A question's other
+    mentions do not count against them, unlike in `recall_at`."""
+    first: dict[str, str] = {}
+    for mention, term in zip(mentions, linked):
+        first.setdefault(mention, term)
+    return len(set(gold) & set(first.values()))
 
 
 def recall_at(gold: Sequence[str], linked: Sequence[str], k: int) -> float:
@@ -184,6 +206,7 @@ def assess(gold: GoldQuestion, answer: Answer, seconds: float) -> QuestionOutcom
         shape=query_shape(gold.sparql),
         gold_entities=entities,
         linked=linked,
+        linked_mentions=linked_mentions(explanation),
         candidate_hit=_candidate_hit(explanation, gold_set),
         chosen_hit=_chosen_hit(explanation, gold_set),
         stage=failed_stage(gold, answer, entities, linked),
@@ -199,6 +222,10 @@ def percentile(values: Sequence[float], share: float) -> float:
         return 0.0
     ordered = sorted(values)
     return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -218,6 +245,11 @@ def summarize(outcomes: list[QuestionOutcome], wall_seconds: float) -> Validatio
             k: _mean([recall_at(o.gold_entities, o.linked, k) for o in with_entities]) for k in RECALL_AT
         },
         linking_questions=len(with_entities),
+        mention_first=_share(
+            sum(first_of_their_mention(o.gold_entities, o.linked, o.linked_mentions) for o in with_entities),
+            sum(len(set(o.gold_entities)) for o in with_entities),
+        ),
+        gold_entity_count=sum(len(set(o.gold_entities)) for o in with_entities),
         candidate_recall=_mean([1.0 if o.candidate_hit else 0.0 for o in outcomes]),
         ranking_accuracy=_mean([1.0 if o.chosen_hit else 0.0 for o in ranked]),
         ranking_questions=len(ranked),
@@ -316,6 +348,9 @@ def markdown_summary(report: ValidationReport) -> str:
         "",
         f"Entity-linking recall@k over {report.linking_questions} questions with gold entities: "
         + ", ".join(f"@{k} {v:.4f}" for k, v in report.linking_recall.items()),
+        "",
+        f"Gold entities that are the best term of their own mention: {report.mention_first:.4f} "
+        f"of {report.gold_entity_count}",
         "",
         f"Candidate recall (some candidate gives the gold answers): {report.candidate_recall:.4f}",
         "",

@@ -20,18 +20,26 @@ append shares the segments it appends to (hard links) and adds one segment
 holding only the entries they lack, found by lookups, so its cost follows
 what is appended, not what is there. When there are more than
 MAX_SEGMENTS, the smallest are merged into one (see `_merge_smallest`).
+
+Each segment has a companion file (see `suffix_file`): its distinct
+surfaces reversed, a marisa trie, so that surfaces can be found by how they
+end (`富临大酒店` for `深圳富临大酒店`). It is written with its segment from
+the same sorted entries, so its cost follows the segment's size. A segment
+without it (an index written before it existed) still answers every lookup
+but those by the end of a surface; opening such an index logs a warning.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import re
 import shutil
 import unicodedata
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import groupby, islice, repeat
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -44,13 +52,17 @@ INDEX_FILE = "mentions.marisa"  # the first segment
 SEGMENT_LIST = "segments.json"
 MAX_SEGMENTS = 8  # more than this after an append: the smallest are merged
 _SEGMENT_FILE = re.compile(r"mentions(?:-[0-9]+)?\.marisa")
-# The files an index directory may hold: segments, the list, and either's temporary file while it is written.
-_INDEX_DIRECTORY_FILE = re.compile(r"(?:mentions(?:-[0-9]+)?|segments)\.tmp|segments\.json|" + _SEGMENT_FILE.pattern)
+_SUFFIX_FILE = re.compile(r"mentions(?:-[0-9]+)?\.suffixes\.(?:marisa|tmp)")  # see `suffix_file`, and its temporary file
+# The files an index directory may hold: segments, their suffix files, the list, and the temporary file of each.
+_INDEX_DIRECTORY_FILE = re.compile(
+    r"(?:mentions(?:-[0-9]+)?|segments)\.tmp|segments\.json|" + _SEGMENT_FILE.pattern + "|" + _SUFFIX_FILE.pattern
+)
 MAX_LITERAL_LENGTH = 40
 MIN_SEGMENT_LENGTH = 2
 _SEPARATOR = b"\xff"  # never occurs in UTF-8
 _NAME_HEAD, _LITERAL_HEAD = f"{NAME}0\t".encode(), f"{LITERAL}0\t".encode()
 _SEGMENT_SPLIT = re.compile(r"[、，,;；/|]+")
+log = logging.getLogger("coqa")
 
 
 _NFKC = functools.partial(unicodedata.normalize, "NFKC")
@@ -133,13 +145,27 @@ def is_index_file(name: str) -> bool:
     return _INDEX_DIRECTORY_FILE.fullmatch(name) is not None
 
 
+def suffix_file(segment: Path) -> Path:
+    """The suffix file of a segment: a marisa trie of its distinct surfaces,
+    each reversed, so that a prefix search finds the surfaces ending a text."""
+    return segment.with_name(segment.name[: -len(".marisa")] + ".suffixes.marisa")
+
+
 def _write_segment(entries: Iterable[bytes], path: Path) -> None:
-    """Write entries (key + _SEPARATOR + value) as a segment file at `path`."""
+    """Write entries (key + _SEPARATOR + value) as a segment file at `path`,
+    and its suffix file (see `suffix_file`)."""
     # A BinaryTrie of key + separator + value is a BytesTrie (same file).
     # marisa builds 40% faster from sorted keys; one trie level makes lookups 3x faster.
-    trie = marisa_trie.BinaryTrie(sorted(entries), num_tries=1)
+    ordered = sorted(entries)
+    trie = marisa_trie.BinaryTrie(ordered, num_tries=1)
     temporary = path.with_suffix(".tmp")
     trie.save(str(temporary))
+    # The entries of one surface are consecutive once sorted (_SEPARATOR sorts after every UTF-8 byte).
+    surfaces = (surface for surface, _ in groupby(entry[: entry.index(_SEPARATOR)] for entry in ordered))
+    reversed_surfaces = marisa_trie.Trie(surface.decode("utf-8")[::-1] for surface in surfaces)
+    companion = suffix_file(path)
+    reversed_surfaces.save(str(companion.with_suffix(".tmp")))
+    companion.with_suffix(".tmp").replace(companion)
     temporary.replace(path)
 
 
@@ -182,6 +208,7 @@ def _merge_smallest(directory: Path, names: list[str]) -> list[str]:
     _write_segment((entry for name in merged for entry in _mapped_entries(directory / name).keys()), directory / target)
     for name in merged:
         (directory / name).unlink()
+        suffix_file(directory / name).unlink(missing_ok=True)
     return kept + [target]
 
 
@@ -265,6 +292,8 @@ class MentionIndexBuilder:
         names = [path.name for path in self._base]
         for path in self._base:
             _share(path, directory / path.name)
+            if suffix_file(path).is_file():
+                _share(suffix_file(path), suffix_file(directory / path.name))
         if self._entries or not names:
             names.append(_next_segment_name(names))
             _write_segment(self._entries, directory / names[-1])
@@ -290,8 +319,9 @@ class MentionIndex:
     answer is the same as that of one trie holding all the entries, the
     entries of a surface sorted by their stored form."""
 
-    def __init__(self, segments: Sequence[marisa_trie.BytesTrie]) -> None:
+    def __init__(self, segments: Sequence[marisa_trie.BytesTrie], suffixes: Sequence[marisa_trie.Trie] = ()) -> None:
         self._segments = tuple(segments)
+        self._suffixes = tuple(suffixes)  # the suffix files of the segments that have one
 
     @classmethod
     def open(cls, directory: str | Path) -> "MentionIndex":
@@ -299,12 +329,22 @@ class MentionIndex:
         for path in paths:
             if not path.is_file():
                 raise FileNotFoundError(f"no mention index at {path}: build it with `coqa load`")
-        segments = []
+        segments, suffixes = [], []
         for path in paths:
             trie = marisa_trie.BytesTrie()
             trie.mmap(str(path))
             segments.append(trie)
-        return cls(segments)
+            if suffix_file(path).is_file():
+                reversed_surfaces = marisa_trie.Trie()
+                reversed_surfaces.mmap(str(suffix_file(path)))
+                suffixes.append(reversed_surfaces)
+        if len(suffixes) < len(segments):
+            log.warning(
+                "the mention index at %s was written before suffix files: names written without their leading part "
+                "are not found in its older segments; rebuild it with `coqa load KB_DIR --store DIR --replace` "
+                "(or --index-only)", directory,
+            )  # fmt: skip
+        return cls(segments, suffixes)
 
     def __len__(self) -> int:
         return sum(map(len, self._segments))
@@ -360,6 +400,44 @@ class MentionIndex:
             return None
         entries = tuple(entry for key in keys for entry in self._entries(key))
         return SurfaceMatch(start, end, prefix, entries)
+
+    def _ends_a_key(self, suffix: str) -> bool:
+        reversed_suffix = suffix[::-1]
+        return any(next(iter(trie.iterkeys(reversed_suffix)), None) is not None for trie in self._suffixes)
+
+    def suffix_start(self, text: str, end: int, min_length: int) -> int | None:
+        """The start of the longest span of `text` ending at `end`, at least
+        `min_length` long, that ends some indexed surface; None when none does."""
+        start = end - min_length
+        if start < 0 or not self._ends_a_key(text[start:end]):
+            return None
+        while start > 0 and self._ends_a_key(text[start - 1 : end]):
+            start -= 1
+        return start
+
+    def surfaces_ending(self, suffix: str, limit: int) -> list[str]:
+        """Up to `limit` indexed surfaces that end with `suffix` (the suffix
+        itself included when indexed), sorted; bounded like `surfaces_beginning`."""
+        reversed_suffix = suffix[::-1]
+        keys = {key[::-1] for trie in self._suffixes for key in islice(trie.iterkeys(reversed_suffix), limit)}
+        return sorted(keys)[:limit]
+
+    def suffix_completions(self, text: str, end: int, min_length: int, max_keys: int) -> SurfaceMatch | None:
+        """The longest span of `text` ending at `end` (at least `min_length`
+        long) that ends some indexed surfaces without being one, with the
+        entries of those surfaces, when there are at most `max_keys` of them:
+        a name written without its leading part (`富临大酒店` for `深圳富临大酒店`)."""
+        start = self.suffix_start(text, end, min_length)
+        if start is None:
+            return None
+        suffix = text[start:end]
+        if any(suffix in segment for segment in self._segments):
+            return None
+        keys = self.surfaces_ending(suffix, max_keys + 1)
+        if len(keys) > max_keys:
+            return None
+        entries = tuple(entry for key in keys for entry in self._entries(key))
+        return SurfaceMatch(start, end, suffix, entries)
 
     def find_all(self, text: str) -> Iterator[SurfaceMatch]:
         """Every indexed surface occurring in `text`, which must already be
