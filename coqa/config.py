@@ -46,9 +46,9 @@ class QueryGenerationSettings:
     answers_per_predicate: int = 500
     # Answers fetched per node and direction: the expanded predicates, most relevant first,
     # whose counted answers fit (the others get count-only candidates); chains start from the
-    # first hops whose middle nodes fit. A hub's many small predicates together cost no more
-    # rows than one predicate may have, so the most relevant one always fits.
-    answers_per_node: int = 500
+    # first hops whose middle nodes fit. Twice answers_per_predicate, so the most relevant
+    # one always fits; no pkubase-bench node reaches it (the most: 732, 日本).
+    answers_per_node: int = 1000
     # First-hop predicates per node and chain shape whose two-hop paths are counted.
     chain_predicates: int = 10
     # Predicate pairs per node and chain shape kept for candidates, the most relevant first.
