@@ -59,14 +59,14 @@ def canonical_key(candidate: Candidate, linked: list[LinkedNode]) -> tuple:
 def learned_association(associations: PredicateAssociations) -> PredicateAssociation:
     """Query generation's learned relevance for one question: the best
     association of the predicate (directed, or not when `outward` is None)
-    with the character grams of the text (every predicate scored at once per text)."""
-    best_by_text: dict[str, dict[str, float]] = {}
+    with the character grams of the text (grams computed once per text)."""
+    text_grams: dict[str, set[str]] = {}
 
     def association(predicate: str, outward: bool | None, text: str) -> float:
-        if text not in best_by_text:
-            best_by_text[text] = associations.best_scores(grams(text))
+        if text not in text_grams:
+            text_grams[text] = grams(text)
         key = predicate if outward is None else directed(predicate, outward)
-        return best_by_text[text].get(key, 0.0)
+        return associations.score(key, text_grams[text])[0]
 
     return association
 

@@ -239,22 +239,6 @@ class PredicateAssociations:
             return 0.0, 0.0
         return values[0], sum(values[:3]) / 3.0
 
-    def best_scores(self, question_grams: set[str]) -> dict[str, float]:
-        """`score(p, question_grams)[0]` of every predicate p that has one, in
-        one pass over the grams' counts: cheaper than asking predicate by
-        predicate when a hub's hundreds of predicates are scored."""
-        best: dict[str, float] = {}
-        for gram in question_grams:
-            counts = self.pair_counts.get(gram)
-            if counts is None:
-                continue
-            total = self.gram_counts[gram] + self.smoothing
-            for predicate, count in counts.items():
-                value = count / total
-                if value > best.get(predicate, 0.0):
-                    best[predicate] = value
-        return best
-
     def prior(self, predicate: str) -> float:
         return math.log1p(self.predicate_counts.get(predicate, 0))
 

@@ -76,15 +76,3 @@ def test_answer_forms_against_cues_and_plural_wording() -> None:
     works = Candidate(ONE_HOP_OUT, {}, (FILM,), ("代表作品",), (Term.entity("雪夜行"), Term.entity("北河记")))
     features = _answer_form_features(works, which, question_cues(which))
     assert features["a_plural_many"] == 1.0 and features["a_singular_one"] == 0.0
-
-
-def test_best_scores_give_each_predicates_best_association_at_once() -> None:
-    associations = PredicateAssociations(1.0)
-    associations.add(grams("首都在哪"), ["首都>", "位置>"])
-    associations.add(grams("人口多少"), ["人口>"])
-    associations.add(grams("在哪里"), ["位置>"])
-    question = grams("它的首都在哪里")
-    best = associations.best_scores(question)
-    assert set(best) == {"首都>", "位置>"}  # 人口> shares no gram with the question
-    for predicate in ("首都>", "位置>", "人口>"):
-        assert best.get(predicate, 0.0) == associations.score(predicate, question)[0]
