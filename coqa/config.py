@@ -44,6 +44,11 @@ class QueryGenerationSettings:
     # them first); a larger one gets candidates that carry only the store's count. No query
     # is cut by a LIMIT, so every engine returns the same rows.
     answers_per_predicate: int = 500
+    # Answers fetched per node and direction: the expanded predicates, most relevant first,
+    # whose counted answers fit (the others get count-only candidates); chains start from the
+    # first hops whose middle nodes fit. Twice answers_per_predicate, so the most relevant
+    # one always fits; no pkubase-bench node reaches it (the most: 732, 日本).
+    answers_per_node: int = 1000
     # First-hop predicates per node and chain shape whose two-hop paths are counted.
     chain_predicates: int = 10
     # Predicate pairs per node and chain shape kept for candidates, the most relevant first.

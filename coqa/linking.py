@@ -46,6 +46,9 @@ TERM_FEATURES = (
     "t_rank", "t_in_mention2ent", "t_exact_name", "t_base_name", "t_literal", "t_has_description",
     "t_description_overlap", "t_name_length_ratio", "t_name_similarity",
 )  # fmt: skip
+# An entity's degree is counted up to this many facts: the degree feature tells
+# rare from common entities, and a hub's tens of thousands of edges are not walked.
+DEGREE_COUNTED = 1000
 KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_context", "t_context_gap", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
 LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
 KEYPHRASENESS_FILE = "keyphraseness.json"
@@ -200,9 +203,10 @@ class EntityLinker:
         types: dict[Term, set[str]] = defaultdict(set)
         around: dict[Term, set[str]] = defaultdict(set)  # the characters of the predicates around an entity
         if entities:
-            for entity, count in self.kb.select(self.templates[ENTITY_DEGREE].render({"entities": entities})).rows:
-                if entity is not None and count is not None:
-                    degrees[entity] = float(count.value)
+            for entity in entities:
+                for (count,) in self.kb.select(self.templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_COUNTED})).rows:
+                    if count is not None:
+                        degrees[entity] = float(count.value)
             for entity, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
                 if entity is not None and type_term is not None:
                     types[entity].add(base_name(type_term.value))

@@ -91,11 +91,13 @@ def relevance(predicate: str, question: str, surface: str) -> float:
     mention of the node itself: the share of its distinct characters found
     there (0 to 1). Cheap on purpose: it only orders what gets expanded; the
     trained ranker judges the candidates."""
+    return _spelled_share(predicate, set(question) - set(surface))
+
+
+def _spelled_share(predicate: str, rest: set[str]) -> float:
+    """The share of the predicate's distinct characters among the characters `rest`."""
     letters = set(predicate)
-    if not letters:
-        return 0.0
-    rest = set(question) - set(surface)
-    return len(letters & rest) / len(letters)
+    return len(letters & rest) / len(letters) if letters else 0.0
 
 
 # The association, learned from training questions, of a predicate read out of
@@ -119,12 +121,28 @@ def node_relevance(
     its learned `association` with the rest of the question (so a question
     that does not spell its predicate still finds it among a hub's thousands)."""
     rest = question.replace(surface, " ") if surface else question
+    spelled = set(question) - set(surface)
+    # A hub's predicates are scored again for each shape and predicate pair: each is computed once.
+    scores: dict[tuple[str, bool | None], float] = {}
 
     def score(predicate: str, outward: bool | None) -> float:
-        learned = association(predicate, outward, rest) if association is not None else 0.0
-        return relevance(predicate, question, surface) + learned
+        key = (predicate, outward)
+        if key not in scores:
+            learned = association(predicate, outward, rest) if association is not None else 0.0
+            scores[key] = _spelled_share(predicate, spelled) + learned
+        return scores[key]
 
     return score
+
+
+def _within(predicates: Sequence[str], sizes: Mapping[str, int], budget: int) -> list[str]:
+    """The predicates, in the given (relevance) order, whose sizes fit in what is left of `budget`."""
+    fitting = []
+    for predicate in predicates:
+        if sizes.get(predicate, 0) <= budget:
+            fitting.append(predicate)
+            budget -= sizes.get(predicate, 0)
+    return fitting
 
 
 def _first_hops_within(firsts: Sequence[str], pair_paths: Mapping[tuple[str, str], int], budget: int) -> list[str]:
@@ -133,12 +151,7 @@ def _first_hops_within(firsts: Sequence[str], pair_paths: Mapping[tuple[str, str
     paths_per_first: dict[str, int] = defaultdict(int)
     for (p1, _), count in pair_paths.items():
         paths_per_first[p1] += count
-    fetched = []
-    for p1 in firsts:
-        if paths_per_first[p1] <= budget:
-            fetched.append(p1)
-            budget -= paths_per_first[p1]
-    return fetched
+    return _within(firsts, paths_per_first, budget)
 
 
 COUNTS_CACHED = 2048  # nodes whose predicate counts are kept (a few MB at most)
@@ -194,7 +207,10 @@ class QueryGenerator:
             kept.update((p, counts[p]) for p in chosen)
             cap = self.limits.answers_per_predicate
             small = [p for p in chosen if counts[p] <= cap]
-            fetched = self._expand(template, node.term, small) if small else {}
+            fitting = _within(small, counts, self.limits.answers_per_node)
+            if len(fitting) < len(small):
+                cuts.append(CapCut("answers_per_node", f"{node.term} {direction}", len(fitting), len(small)))
+            fetched = self._expand(template, node.term, fitting) if fitting else {}
             for predicate in chosen:
                 edges[predicate] = fetched.get(predicate, set())
                 if counts[predicate] > cap:
@@ -263,9 +279,12 @@ class QueryGenerator:
                 continue
             counts = hood.out_counts if shape.outward else hood.in_counts
             first = [p for p, n in counts.items() if p != TYPE_PREDICATE and n <= self.limits.answers_per_predicate]
-            chosen = first[: self.limits.chain_predicates]
-            if len(chosen) < len(first):
-                cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(first)))
+            fitting = _within(first, counts, self.limits.answers_per_node)
+            if len(fitting) < len(first):
+                cuts.append(CapCut("answers_per_node", f"{node.term} {shape.name}", len(fitting), len(first)))
+            chosen = fitting[: self.limits.chain_predicates]
+            if len(chosen) < len(fitting):
+                cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(fitting)))
             if not chosen:
                 continue
             pair_paths = self._chain_pair_counts(shape, node.term, chosen)

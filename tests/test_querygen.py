@@ -180,3 +180,13 @@ def test_a_node_s_predicates_are_counted_once_across_questions(hub_kb: Knowledge
     second = generator.generate([hub], "枢纽的首都")
     assert first == second
     assert sum("GROUP BY ?p\n" in q or q.endswith("GROUP BY ?p") for q in kb.sent) == 2  # out and in, once
+
+
+def test_answers_per_node_fetches_the_most_relevant_predicates_that_fit(hub_kb: KnowledgeBase) -> None:
+    candidates, cuts = _generate(hub_kb, "枢纽的首都是哪里", predicates_per_direction=400, answers_per_node=20)
+    one_hop = {c.predicates[0]: c for c in candidates if c.shape.name == "one_hop_out"}
+    assert one_hop["首都"].answers == (Term.entity("京城"),)
+    assert sum(bool(c.answers) for c in one_hop.values()) == 20  # 首都 first, then 19 relations of one answer each
+    assert one_hop["成员"].answers == () and one_hop["成员"].answer_count == 8
+    assert CapCut("answers_per_node", "<枢纽> out", 20, HUB_EDGES + 2) in cuts
+    assert CapCut("answers_per_node", "<枢纽> chain_out_out", 20, HUB_EDGES + 2) in cuts

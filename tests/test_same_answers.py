@@ -24,10 +24,11 @@ from coqa.kb.names import Term
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.sparql_endpoint import SparqlEndpoint
 from coqa.resources import QUERIES_DIR
-from coqa.shapes import CHAIN, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, TYPED, shapes_of
+from coqa.shapes import CHAIN, DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, EXPAND_IN, EXPAND_OUT, TYPED, shapes_of
 from coqa.templates import load_templates
 
 GENERATION_ENTITIES = 40  # gold entities of the first dev questions whose neighbourhoods are queried
+DEGREE_LIMIT = 5  # a cap most of those entities exceed, so the capped degree count is compared where it cuts
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +68,13 @@ def test_dev_gold_queries_give_identical_results_on_four_engines(engines: tuple[
 
 def _generation_queries(embedded: OxigraphStore) -> Iterator[str]:
     """Every discovery and expansion template, rendered for gold entities of
-    the first dev questions with all the predicates around them."""
+    the first dev questions with all the predicates around them, and their
+    degree counted up to a cap."""
     templates = load_templates(QUERIES_DIR)
     entities = list(dict.fromkeys(e for q in read_ccks(BENCH_DIR / "dev.txt") for e in parse_query(q.sparql).entities()))
     for name in entities[:GENERATION_ENTITIES]:
         entity = Term.entity(name.strip("<>"))
+        yield templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_LIMIT})
         around = {}
         for direction in (DISCOVER_OUT, DISCOVER_IN):
             query = templates[direction].render({"e": entity})
