@@ -26,9 +26,9 @@ from typing import Any, Mapping
 import lightgbm
 
 from coqa import __version__
-from coqa.config import ConfigError, Settings
+from coqa.config import ConfigError, RankingSettings, Settings
 from coqa.linking import LINK_FEATURES, LinkerModel
-from coqa.ranking import RANK_FEATURES, RankerModel
+from coqa.ranking import RankerModel, rank_features
 from coqa.shapes import SHAPES
 from coqa.templates import Template, template_digest
 
@@ -61,7 +61,7 @@ class TrainedModel:
             "format_version": FORMAT_VERSION,
             "coqa_version": __version__,
             "lightgbm_version": lightgbm.__version__,
-            "features": {"linker": list(LINK_FEATURES), "ranker": list(RANK_FEATURES)},
+            "features": {"linker": list(LINK_FEATURES), "ranker": list(rank_features(recorded_ranking(self.settings)))},
             "shapes": [shape.name for shape in SHAPES],
             "template_digest": self.template_digest,
             "settings": self.settings,
@@ -98,12 +98,18 @@ class TrainedModel:
             raise ModelError(f"the model at {path} is out of date: {problem}; {RETRAIN}")
         recorded = meta["settings"]
         try:
-            ranking = Settings().with_overrides({"ranking": recorded.get("ranking", {})}, "model").ranking
+            ranking = recorded_ranking(recorded)
             linker = LinkerModel.load(path)
             ranker = RankerModel.load(path, ranking)
         except (ConfigError, OSError, ValueError, KeyError, lightgbm.basic.LightGBMError) as error:
             raise ModelError(f"the model at {path} cannot be read ({error}); {RETRAIN}") from None
         return TrainedModel(linker, ranker, recorded, meta["template_digest"], meta["training_data_digest"], meta["figures"])
+
+
+def recorded_ranking(recorded: Mapping[str, Any]) -> RankingSettings:
+    """The ranking settings a model recorded (defaults for the keys it did not);
+    ConfigError when they are not valid."""
+    return Settings().with_overrides({"ranking": recorded.get("ranking", {})}, "model").ranking
 
 
 def read_meta(path: Path) -> dict[str, Any]:
@@ -125,7 +131,11 @@ def read_meta(path: Path) -> dict[str, Any]:
 def out_of_date(meta: Mapping[str, Any], templates: Mapping[str, Template]) -> str | None:
     """What in the model no longer matches the code ('' parts joined by '; '), or None."""
     problems = []
-    for part, names in (("linker", LINK_FEATURES), ("ranker", RANK_FEATURES)):
+    try:
+        ranker_features = rank_features(recorded_ranking(meta.get("settings", {})))
+    except ConfigError as error:
+        return f"its recorded ranking settings are not valid ({error})"
+    for part, names in (("linker", LINK_FEATURES), ("ranker", ranker_features)):
         recorded = meta.get("features", {}).get(part, [])
         if list(recorded) != list(names):
             problems.append(f"{part} features differ from the code's ({_difference(recorded, names)})")

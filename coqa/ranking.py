@@ -55,6 +55,29 @@ def pair_key(predicates: Iterable[str]) -> str:
     return "+".join(sorted(predicates)) + "+"
 
 
+def name_piece_key(piece: str) -> str:
+    """The association key of a piece of predicate names (see `name_pieces`): `~piece~`,
+    apart from predicate keys, which never start with `~`."""
+    return f"~{piece}~"
+
+
+def name_pieces(predicate: str) -> set[str]:
+    """The pieces of a predicate's name that question wording is associated with,
+    so that what training learned about one predicate carries to others sharing
+    its words (`死亡人数` -> `死亡`, `亡人`, `人数`): the character bigrams of the
+    matching form of the name (`matching_name`), or the name itself when it is
+    one character."""
+    name = matching_name(predicate)
+    return bigrams(name) or ({name} if name else set())
+
+
+def matching_name(predicate: str) -> str:
+    """The form of a predicate name that question text is compared with:
+    `normalize_surface` (full width to half width, lower case) without white
+    space, which KB names sometimes hold inside a word (`页 数`)."""
+    return "".join(normalize_surface(predicate).split())
+
+
 def grams(text: str) -> set[str]:
     """Character 1-, 2- and 3-grams of a text (its "words" for association counts)."""
     return {text[i : i + n] for n in (1, 2, 3) for i in range(len(text) - n + 1)}
@@ -242,9 +265,18 @@ class PredicateAssociations:
     def prior(self, predicate: str) -> float:
         return math.log1p(self.predicate_counts.get(predicate, 0))
 
+    def name_score(self, predicate: str, question_grams: set[str]) -> float:
+        """Mean over the pieces of the predicate's name (`name_pieces`) of their
+        best association with the grams: defined for predicates training never
+        saw, where `score` is 0."""
+        pieces = name_pieces(predicate)
+        if not pieces:
+            return 0.0
+        return sum(self.score(name_piece_key(piece), question_grams)[0] for piece in pieces) / len(pieces)
+
 
 def _similarity(predicate: str, rest: str, rest_bigrams: set[str]) -> dict[str, float]:
-    name = normalize_surface(predicate)
+    name = matching_name(predicate)
     chars = set(name)
     pred_bigrams = bigrams(name)
     return {
@@ -273,6 +305,7 @@ class QuestionContext:
     rests: dict[tuple[tuple[int, int], ...], tuple[str, set[str], set[str]]] = field(default_factory=dict)
     predicate_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
+    name_scores: dict[tuple[str, str], float] = field(default_factory=dict)
     shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
 
 
@@ -309,6 +342,8 @@ def candidate_features(
     ]
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
     features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context))
+    if settings.name_associations:
+        features.update(_name_association_features(candidate, rest, rest_grams, associations, context))
     features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION, context.explained))
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
@@ -324,7 +359,7 @@ def _path_predicates(candidate: Candidate) -> list[str]:
 def _explained_positions(predicate: str, rest: str, mask: Sequence[bool], associations: PredicateAssociations, threshold: float) -> set[int]:
     """Content positions of `rest` a predicate explains: characters of its name,
     and both characters of a bigram that meant it in training (association >= threshold)."""
-    name = set(normalize_surface(predicate))
+    name = set(matching_name(predicate))
     explained = {i for i, ch in enumerate(rest) if mask[i] and ch in name}
     for i in range(len(rest) - 1):
         if mask[i] and mask[i + 1]:
@@ -425,6 +460,25 @@ def _predicate_features(
     return features
 
 
+NAME_ASSOCIATION_FEATURES = ("p_name_assoc_max", "p_name_assoc_min", "p_name_assoc_last")
+
+
+def _name_association_features(
+    candidate: Candidate, rest: str, rest_grams: set[str], associations: PredicateAssociations, context: QuestionContext
+) -> dict[str, float]:
+    """`PredicateAssociations.name_score` of the path's predicates: the best, the weakest and the answer's."""
+    predicates = _path_predicates(candidate)
+    values = []
+    for predicate in predicates:
+        if (rest, predicate) not in context.name_scores:
+            context.name_scores[(rest, predicate)] = associations.name_score(predicate, rest_grams)
+        values.append(context.name_scores[(rest, predicate)])
+    if not values:
+        return dict.fromkeys(NAME_ASSOCIATION_FEATURES, 0.0)
+    last = values[-1] if candidate.shape.answer_predicate_last() else values[0]
+    return dict(zip(NAME_ASSOCIATION_FEATURES, (max(values), min(values), last)))
+
+
 _ANSWER_FEATURES = (
     "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
     "a_many_count",
@@ -483,10 +537,10 @@ RELATIVE_FEATURES = (
 )  # fmt: skip
 
 
-def add_relative_features(rows: Sequence[dict[str, float]]) -> None:
+def add_relative_features(rows: Sequence[dict[str, float]], settings: RankingSettings) -> None:
     """Add, for the key features, how far each candidate stays below the best
     candidate of the same question (a pointwise model cannot see that otherwise)."""
-    for name in RELATIVE_FEATURES:
+    for name in _relative_features(settings):
         best = max((row[name] for row in rows), default=0.0)
         for row in rows:
             row[f"gap_{name}"] = best - row[name]
@@ -503,6 +557,18 @@ CANDIDATE_FEATURES: tuple[str, ...] = (
     + _ANSWER_FORM_FEATURES
 )
 RANK_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + tuple(f"gap_{name}" for name in RELATIVE_FEATURES)
+
+
+def _relative_features(settings: RankingSettings) -> tuple[str, ...]:
+    return RELATIVE_FEATURES + (NAME_ASSOCIATION_FEATURES[:1] if settings.name_associations else ())
+
+
+def rank_features(settings: RankingSettings) -> tuple[str, ...]:
+    """The ranker's features under these settings: RANK_FEATURES, and with
+    `name_associations` NAME_ASSOCIATION_FEATURES and the gap of the first."""
+    if not settings.name_associations:
+        return RANK_FEATURES
+    return RANK_FEATURES + NAME_ASSOCIATION_FEATURES + (f"gap_{NAME_ASSOCIATION_FEATURES[0]}",)
 
 
 @dataclass
@@ -551,7 +617,7 @@ class QueryRanker:
         context = QuestionContext(text, linked, question_cues(text), sims)
         for candidate in candidates:
             candidate.features = candidate_features(context, candidate, self.model.associations, self.model.neighbours, self.settings)
-        add_relative_features([c.features for c in candidates])
+        add_relative_features([c.features for c in candidates], self.settings)
 
     def rank(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> list[tuple[float, Candidate]]:
         """Candidates with their scores, best first (ties keep generation order)."""

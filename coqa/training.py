@@ -32,7 +32,7 @@ from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel
 from coqa.mentions import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
-from coqa.ranking import RANK_FEATURES, PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, pair_key, remove_spans
+from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, name_piece_key, name_pieces, pair_key, rank_features, remove_spans
 from coqa.shapes import TYPE_PREDICATE
 from coqa.templates import Template, template_digest
 
@@ -75,7 +75,9 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
     fact of one subject: other shapes add work and wrong candidates), and
     mentions from one character on when some gold subject is a single
     character named in its question (`狗`, `铑`; the default skips such spans,
-    which are noise on PKU BASE). Keys the user set explicitly are kept."""
+    which are noise on PKU BASE); and the predicate-name association features
+    (`ranking.name_associations`: each predicate is the gold one of a few NLPCC
+    questions at most, so most are rare or unseen). Keys the user set explicitly are kept."""
     shapes = sorted({name for q in questions if (name := expressing_template(q.sparql, templates)) is not None})
     one_character = any(
         len(term.value) == 1 and term.value in normalize_question(q.question)
@@ -88,7 +90,16 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
         implied["query_generation"] = {"shapes": ",".join(shapes)}
     if one_character and "linking.min_mention_length" not in settings.explicit:
         implied["linking"] = {"min_mention_length": 1}
+    if "ranking.name_associations" not in settings.explicit:
+        implied["ranking"] = {"name_associations": True}
     return replace(settings.with_overrides(implied, "NLPCC training file"), explicit=settings.explicit)
+
+
+def _name_piece_keys(predicates: Iterable[str]) -> list[str]:
+    """The association keys of the name pieces of the plain predicates among
+    `predicates` (the directed and pair keys of `gold_terms` name no new words)."""
+    plain = [p for p in predicates if not p.endswith((">", "<", "+"))]
+    return sorted({name_piece_key(piece) for predicate in plain for piece in name_pieces(predicate)})
 
 
 def training_data_digest(questions: Sequence[GoldQuestion]) -> str:
@@ -144,7 +155,7 @@ class Trainer:
         examples, keyphraseness, link_scores, linker_scorer = self.link_examples(questions)
         associations, neighbours = self.ranking_statistics(examples)
         table = self.ranking_table(examples, link_scores, associations, neighbours)
-        ranker_scorer = self._fit(table.rows, table.labels, table.groups, RANK_FEATURES, self.settings.training.ranker)
+        ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
         expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
         link_labels = [int(c.term in e.gold) for e in examples for c in e.link_candidates]
         summary = TrainingSummary(
@@ -269,8 +280,11 @@ class Trainer:
             spans = [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)]
             texts.append(remove_spans(example.text, spans))
             question_grams = grams(texts[-1])
+            keys = example.predicates
+            if self.settings.ranking.name_associations:
+                keys = keys + _name_piece_keys(example.predicates)
             for fold, table in enumerate(tables):
                 if fold != example.fold:
-                    table.add(question_grams, example.predicates)
+                    table.add(question_grams, keys)
         neighbours = PredicateNeighbours.fit(texts, [e.predicates for e in examples], [e.fold for e in examples])
         return tables, neighbours

@@ -8,7 +8,10 @@ from coqa.cues import content_mask, looks_like_date, looks_like_person, looks_li
 from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.querygen import Candidate
-from coqa.ranking import PredicateAssociations, _answer_form_features, _explanation_features, grams, pair_key, remove_spans
+from coqa.ranking import (
+    PredicateAssociations, _answer_form_features, _explanation_features, grams, matching_name, name_piece_key, name_pieces, pair_key,
+    remove_spans,
+)  # fmt: skip
 from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT
 from coqa.cues import question_cues
 from coqa.training import gold_terms
@@ -76,3 +79,19 @@ def test_answer_forms_against_cues_and_plural_wording() -> None:
     works = Candidate(ONE_HOP_OUT, {}, (FILM,), ("代表作品",), (Term.entity("雪夜行"), Term.entity("北河记")))
     features = _answer_form_features(works, which, question_cues(which))
     assert features["a_plural_many"] == 1.0 and features["a_singular_one"] == 0.0
+
+
+def test_wording_learned_for_one_predicate_carries_to_names_sharing_its_words() -> None:
+    associations = PredicateAssociations(1.0)
+    rest = "||||有多少人遇难"
+    for _ in range(3):
+        associations.add(grams(rest), ["死亡人数", *(name_piece_key(piece) for piece in name_pieces("死亡人数"))])
+    # `死亡人员` was never a gold predicate: only the name pieces it shares with `死亡人数` score.
+    assert associations.score("死亡人员", grams(rest)) == (0.0, 0.0)
+    assert associations.name_score("死亡人员", grams(rest)) > associations.name_score("受伤人数", grams(rest)) > 0.0
+    assert associations.name_score("出版社", grams(rest)) == 0.0
+
+
+def test_predicate_names_match_without_inner_white_space_or_full_width() -> None:
+    assert matching_name("页 数") == "页数" and matching_name("ＩＳＢＮ") == "isbn"
+    assert name_pieces("页 数") == {"页数"} and name_pieces("重") == {"重"}
