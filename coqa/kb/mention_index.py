@@ -41,7 +41,7 @@ import unicodedata
 from dataclasses import dataclass
 from itertools import groupby, islice, repeat
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import marisa_trie
 
@@ -392,14 +392,19 @@ class MentionIndex:
         end = self.prefix_end(text, start, min_length)
         if end is None:
             return None
-        prefix = text[start:end]
-        if any(prefix in segment for segment in self._segments):
+        return self._partial_match(text, start, end, lambda prefix: sorted({key for segment in self._segments for key in segment.keys(prefix)}), max_keys)
+
+    def _partial_match(self, text: str, start: int, end: int, surfaces_of: Callable[[str], list[str]], max_keys: int) -> SurfaceMatch | None:
+        """`text[start:end]` with the entries of the surfaces `surfaces_of` it
+        gives, unless the span is itself indexed or gives more than `max_keys`."""
+        span = text[start:end]
+        if any(span in segment for segment in self._segments):
             return None
-        keys = sorted({key for segment in self._segments for key in segment.keys(prefix)})
+        keys = surfaces_of(span)
         if len(keys) > max_keys:
             return None
         entries = tuple(entry for key in keys for entry in self._entries(key))
-        return SurfaceMatch(start, end, prefix, entries)
+        return SurfaceMatch(start, end, span, entries)
 
     def _ends_a_key(self, suffix: str) -> bool:
         reversed_suffix = suffix[::-1]
@@ -430,14 +435,7 @@ class MentionIndex:
         start = self.suffix_start(text, end, min_length)
         if start is None:
             return None
-        suffix = text[start:end]
-        if any(suffix in segment for segment in self._segments):
-            return None
-        keys = self.surfaces_ending(suffix, max_keys + 1)
-        if len(keys) > max_keys:
-            return None
-        entries = tuple(entry for key in keys for entry in self._entries(key))
-        return SurfaceMatch(start, end, suffix, entries)
+        return self._partial_match(text, start, end, lambda suffix: self.surfaces_ending(suffix, max_keys + 1), max_keys)
 
     def find_all(self, text: str) -> Iterator[SurfaceMatch]:
         """Every indexed surface occurring in `text`, which must already be
