@@ -214,15 +214,10 @@ class EntityLinker:
                 if entity is not None and predicate is not None:
                     around[entity].update(predicate.value)
         log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
-        most_by_mention: dict[tuple[int, int], float] = defaultdict(float)
-        for candidate, log_degree in zip(candidates, log_degrees):
-            span = (candidate.mention.start, candidate.mention.end)
-            most_by_mention[span] = max(most_by_mention[span], log_degree)
-        contexts = [_context_fit(text, c.mention, around.get(c.term, set()) | _characters(types.get(c.term, ()))) for c in candidates]
-        best_context: dict[tuple[int, int], float] = defaultdict(float)
-        for candidate, context in zip(candidates, contexts):
-            span = (candidate.mention.start, candidate.mention.end)
-            best_context[span] = max(best_context[span], context)
+        most_by_mention = _most_per_mention(candidates, log_degrees)
+        mask = content_mask(text)
+        contexts = [_context_fit(text, mask, c.mention, around.get(c.term, set()) | _characters(types.get(c.term, ()))) for c in candidates]
+        best_context = _most_per_mention(candidates, contexts)
         cues = question_cues(text)
         for candidate, log_degree, context in zip(candidates, log_degrees, contexts):
             term_types = types.get(candidate.term, set())
@@ -247,12 +242,20 @@ def _characters(words: Iterable[str]) -> set[str]:
     return {char for word in words for char in word}
 
 
-def _context_fit(text: str, mention: Mention, around: set[str]) -> float:
+def _most_per_mention(candidates: Sequence[LinkCandidate], values: Sequence[float]) -> dict[tuple[int, int], float]:
+    """The largest of `values` (one per candidate, at least 0) among the candidates of each mention span."""
+    most: dict[tuple[int, int], float] = defaultdict(float)
+    for candidate, value in zip(candidates, values):
+        span = (candidate.mention.start, candidate.mention.end)
+        most[span] = max(most[span], value)
+    return most
+
+
+def _context_fit(text: str, mask: Sequence[bool], mention: Mention, around: set[str]) -> float:
     """Share of the content characters of the question outside the mention
-    (see `content_mask`) that occur in the names of the predicates and types
-    around the term: `辽阳富虹国际饭店内有行政酒廊吗` fits the hotel, whose
-    facts include 行政酒廊, and not a person of the same name."""
-    mask = content_mask(text)
+    (`mask` is the question's `content_mask`) that occur in the names of the
+    predicates and types around the term: `辽阳富虹国际饭店内有行政酒廊吗`
+    fits the hotel, whose facts include 行政酒廊, and not a person of the same name."""
     rest = {char for i, char in enumerate(text) if mask[i] and not mention.start <= i < mention.end}
     return len(rest & around) / len(rest) if rest else 0.0
 

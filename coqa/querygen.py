@@ -86,18 +86,13 @@ def _invert(edges: Mapping[str, set[Term]]) -> dict[Term, set[str]]:
     return result
 
 
-def relevance(predicate: str, question: str, surface: str) -> float:
-    """How much of the predicate's name the question spells out, outside the
-    mention of the node itself: the share of its distinct characters found
-    there (0 to 1). Cheap on purpose: it only orders what gets expanded; the
-    trained ranker judges the candidates."""
-    return _spelled_share(predicate, set(question) - set(surface))
-
-
-def _spelled_share(predicate: str, rest: set[str]) -> float:
-    """The share of the predicate's distinct characters among the characters `rest`."""
+def spelled_share(predicate: str, spelled: set[str]) -> float:
+    """How much of the predicate's name the question spells out: the share of
+    its distinct characters among `spelled`, the question's characters outside
+    the mention of the node itself (0 to 1). Cheap on purpose: it only orders
+    what gets expanded; the trained ranker judges the candidates."""
     letters = set(predicate)
-    return len(letters & rest) / len(letters) if letters else 0.0
+    return len(letters & spelled) / len(letters) if letters else 0.0
 
 
 # The association, learned from training questions, of a predicate read out of
@@ -129,7 +124,7 @@ def node_relevance(
         key = (predicate, outward)
         if key not in scores:
             learned = association(predicate, outward, rest) if association is not None else 0.0
-            scores[key] = _spelled_share(predicate, spelled) + learned
+            scores[key] = spelled_share(predicate, spelled) + learned
         return scores[key]
 
     return score

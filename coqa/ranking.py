@@ -461,6 +461,8 @@ def _predicate_features(
 
 
 NAME_ASSOCIATION_FEATURES = ("p_name_assoc_max", "p_name_assoc_min", "p_name_assoc_last")
+# Of those, the ones also compared with the question's best candidate (see `add_relative_features`).
+NAME_RELATIVE_FEATURES = NAME_ASSOCIATION_FEATURES[:1]
 
 
 def _name_association_features(
@@ -560,15 +562,15 @@ RANK_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + tuple(f"gap_{name}" for na
 
 
 def _relative_features(settings: RankingSettings) -> tuple[str, ...]:
-    return RELATIVE_FEATURES + (NAME_ASSOCIATION_FEATURES[:1] if settings.name_associations else ())
+    return RELATIVE_FEATURES + (NAME_RELATIVE_FEATURES if settings.name_associations else ())
 
 
 def rank_features(settings: RankingSettings) -> tuple[str, ...]:
     """The ranker's features under these settings: RANK_FEATURES, and with
-    `name_associations` NAME_ASSOCIATION_FEATURES and the gap of the first."""
+    `name_associations` NAME_ASSOCIATION_FEATURES and the gaps of NAME_RELATIVE_FEATURES."""
     if not settings.name_associations:
         return RANK_FEATURES
-    return RANK_FEATURES + NAME_ASSOCIATION_FEATURES + (f"gap_{NAME_ASSOCIATION_FEATURES[0]}",)
+    return RANK_FEATURES + NAME_ASSOCIATION_FEATURES + tuple(f"gap_{name}" for name in NAME_RELATIVE_FEATURES)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from coqa.kb.base import KnowledgeBase
 from coqa.kb.loader import load_kb
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.linking import LinkedNode
-from coqa.querygen import Candidate, QueryGenerator, most_relevant, node_relevance, relevance
+from coqa.querygen import Candidate, QueryGenerator, most_relevant, node_relevance
 from coqa.resources import QUERIES_DIR
 from coqa.coverage import expressing_template
 from coqa.dataset import read_ccks
@@ -95,8 +95,9 @@ def _generate(kb: KnowledgeBase, question: str, **limits: int) -> tuple[list[Can
 
 
 def test_relevance_is_the_share_of_predicate_characters_spelled_out_beside_the_mention() -> None:
-    assert relevance("首都", "枢纽的首都是哪里", "枢纽") == 1.0
-    assert relevance("关系1", "枢纽的首都是哪里", "枢纽") == 0.0
+    beside_hub = node_relevance("枢纽的首都是哪里", "枢纽", None)
+    assert beside_hub("首都", True) == 1.0
+    assert beside_hub("关系1", True) == 0.0
     spelled = node_relevance("枢纽的首都", "枢纽", None)
     assert most_relevant({"关系1": 1, "首都": 1, "人口": 9}, lambda p: spelled(p, True), 2) == ["首都", "关系1"]
 

@@ -237,6 +237,7 @@ def summarize(outcomes: list[QuestionOutcome], wall_seconds: float) -> Validatio
     with_entities = [o for o in outcomes if o.gold_entities]
     ranked = [o for o in outcomes if o.candidate_hit]
     seconds = [o.seconds for o in outcomes]
+    gold_entity_count = sum(len(set(o.gold_entities)) for o in with_entities)
     return ValidationReport(
         outcomes=outcomes,
         scores=macro_scores([question_prf(o.given_answers, o.gold_answers) for o in outcomes]),
@@ -246,10 +247,9 @@ def summarize(outcomes: list[QuestionOutcome], wall_seconds: float) -> Validatio
         },
         linking_questions=len(with_entities),
         mention_first=_share(
-            sum(first_of_their_mention(o.gold_entities, o.linked, o.linked_mentions) for o in with_entities),
-            sum(len(set(o.gold_entities)) for o in with_entities),
+            sum(first_of_their_mention(o.gold_entities, o.linked, o.linked_mentions) for o in with_entities), gold_entity_count
         ),
-        gold_entity_count=sum(len(set(o.gold_entities)) for o in with_entities),
+        gold_entity_count=gold_entity_count,
         candidate_recall=_mean([1.0 if o.candidate_hit else 0.0 for o in outcomes]),
         ranking_accuracy=_mean([1.0 if o.chosen_hit else 0.0 for o in ranked]),
         ranking_questions=len(ranked),
