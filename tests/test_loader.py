@@ -15,6 +15,7 @@ import pyoxigraph as ox
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from tqdm import tqdm
 
 import coqa.kb.bulk_load as bulk_load_module
 import coqa.kb.line_reading as line_reading_module
@@ -280,6 +281,28 @@ def test_an_append_counts_what_the_store_gained(tmp_path: Path) -> None:
     assert report.total.loaded + report.total.repaired == 6
     assert (report.facts_added, report.triples, report.total.duplicates) == (3, 5, 3)
     assert len(ox.Store.read_only(str(store / STORE_SUBDIR))) == 5
+
+
+def test_a_new_store_is_compacted_once_loaded_and_an_append_is_not(tmp_path: Path) -> None:
+    source = tmp_path / "kb"
+    source.mkdir()
+    write(source, "pkubase-triples.txt", "<a>\t<b>\t<c> .\n")
+    store = tmp_path / "store"
+    assert load_kb([source], store).compaction_seconds is not None
+    write(source, "pkubase-triples.txt", "<d>\t<b>\t<c> .\n")
+    appended = load_kb([source], store, mode="append")
+    assert (appended.compaction_seconds, appended.triples) == (None, 2)
+
+
+def test_compacting_merges_the_files_of_several_bulk_loads(tmp_path: Path) -> None:
+    store = ox.Store(str(tmp_path / "store"))
+    for part in range(3):
+        facts = "".join(f'<http://x/{part}_{i}> <http://x/p> "{i}" .\n' for i in range(100))
+        store.bulk_load(facts.encode(), ox.RdfFormat.N_TRIPLES)
+    files_before = len(list((tmp_path / "store").glob("*.sst")))
+    bulk_load_module.compact_store(store, tqdm(disable=True))
+    assert len(list((tmp_path / "store").glob("*.sst"))) < files_before
+    assert len(store) == 300
 
 
 def test_a_failed_bulk_load_is_an_error_not_a_hang(tmp_path: Path) -> None:

@@ -129,6 +129,7 @@ def format_report(report: LoadReport) -> str:
     if report.triples is not None:
         contents = f"{report.triples:,} triples, " + contents
     rate = total.lines / report.seconds if report.seconds else 0.0
-    lines.append(f"store: {report.store_dir} ({contents}) in {report.seconds:.1f} s ({rate:,.0f} lines/s)")
+    compacted = "" if report.compaction_seconds is None else f", {report.compaction_seconds:.1f} s of it compacting the store"
+    lines.append(f"store: {report.store_dir} ({contents}) in {report.seconds:.1f} s{compacted} ({rate:,.0f} lines/s)")
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)

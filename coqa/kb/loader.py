@@ -137,7 +137,7 @@ def _build(
         copy_store(store_dir, work_dir)
     job = IndexJob(files, work_dir / INDEX_SUBDIR, work_dir / REJECTS_FILE, existing_index)
     previous = read_manifest(store_dir) if appending else {}
-    passes = _run_passes(job, work_dir, index_only, show_progress, previous.get("triples"))
+    passes = _run_passes(job, work_dir, index_only, show_progress, previous.get("triples"), compact=not appending)
     report = LoadReport(
         store_dir,
         mode,
@@ -148,6 +148,7 @@ def _build(
         passes.index_entries,
         time.perf_counter() - started,
         passes.facts_added,
+        compaction_seconds=passes.compaction_seconds,
     )
     write_manifest(work_dir, report, previous)
     return report
@@ -181,13 +182,20 @@ class _Passes:
     rejected: int
     triples: int | None = None
     facts_added: int | None = None
+    compaction_seconds: float | None = None
 
 
 def _run_passes(
-    job: IndexJob, work_dir: Path, index_only: bool, show_progress: bool, known_triples: int | None = None
+    job: IndexJob,
+    work_dir: Path,
+    index_only: bool,
+    show_progress: bool,
+    known_triples: int | None = None,
+    compact: bool = False,
 ) -> _Passes:
     """Run the counting pass and, unless `index_only`, the store pass
-    (`known_triples`: what the store held before, from its manifest); fill
+    (`known_triples`: what the store held before, from its manifest;
+    `compact`: compact the store once loaded); fill
     in the duplicates of the triple files from what the store gained (per
     file when there is one triple file, else only in the total)."""
     triple_files = [(path, kind) for path, kind in job.files if kind != MENTIONS]
@@ -205,14 +213,19 @@ def _run_passes(
             return passes
         child = ChildJob(job) if in_child else None
         try:
-            added, triples = store_pass(triple_files, work_dir / STORE_SUBDIR, bar, known_triples)
+            stored = store_pass(triple_files, work_dir / STORE_SUBDIR, bar, known_triples, compact)
             bar.set_postfix_str("mention index")
-            passes = _Passes(*(child.result() if child else job.run(bar)), triples=triples, facts_added=added)
+            passes = _Passes(
+                *(child.result() if child else job.run(bar)),
+                triples=stored.triples,
+                facts_added=stored.added,
+                compaction_seconds=stored.compaction_seconds,
+            )
         except BaseException:
             if child:
                 child.kill()
             raise
     for report in passes.reports:
         if report.kind != MENTIONS:
-            report.duplicates = report.loaded + report.repaired - added if len(triple_files) == 1 else None
+            report.duplicates = report.loaded + report.repaired - stored.added if len(triple_files) == 1 else None
     return passes

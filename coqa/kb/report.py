@@ -57,6 +57,7 @@ class LoadReport:
     index_entries: int
     seconds: float
     facts_added: int | None = None
+    compaction_seconds: float | None = None  # None: the store was not compacted (appends, index-only loads)
     notes: list[str] = field(default_factory=list)
 
     @property
