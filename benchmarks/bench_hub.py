@@ -27,6 +27,12 @@ neighbour has one further edge, so two-hop paths exist. Two generators
   shows what a hub of the real graph costs, and `zipf` how the ranker fares
   with edges that contradict the predicates' usage.
 
+Either way the new edges may restate one of the hub's own relations under a
+near-synonym with another value (`<外文名>` beside its `<外文名称>`), which
+no ranker can tell from the true one. `--predicates unrelated` keeps to the
+predicates that share no two characters in a row with one the hub uses, so
+what changes with N is only the hub's size; `any` (the default) allows them.
+
 The bench plus those edges is loaded with `coqa load` and the dev
 questions about the hubs are answered with the shipped model. Printed per
 degree: candidate recall (share of questions where some candidate's answers
@@ -113,11 +119,28 @@ def _zipf_draws(names: list[str], size: int, rng: np.random.Generator) -> list[s
     return [chosen[i] for i in rng.choice(len(chosen), size=size, p=weights / weights.sum())]
 
 
-def hub_edges(
-    hub: str, number: int, degree: int, uses: dict[str, PredicateUse], used: set[str], generator: str, rng: np.random.Generator
-) -> list[str]:
-    """`degree` new edges of `hub` plus one further edge per new neighbour, as triple lines (see the module docstring)."""
+def _character_pairs(predicate: str) -> set[str]:
+    """The two-character sequences of a predicate's name (the name itself when shorter)."""
+    name = predicate.strip("<>")
+    return {name[i : i + 2] for i in range(len(name) - 1)} or {name}
+
+
+def synthetic_names(uses: dict[str, PredicateUse], used: set[str], predicates: str) -> list[str]:
+    """The bench predicates a hub's new edges may use: those it does not use,
+    and with `predicates == "unrelated"` only those sharing no two-character
+    sequence with one it does use (no near-synonym of its own relations)."""
     names = sorted(p for p in uses if p not in used)
+    if predicates == "any":
+        return names
+    own = set().union(*(_character_pairs(p) for p in used)) if used else set()
+    return [p for p in names if not _character_pairs(p) & own]
+
+
+def hub_edges(
+    hub: str, number: int, degree: int, uses: dict[str, PredicateUse], names: list[str], generator: str, rng: np.random.Generator
+) -> list[str]:
+    """`degree` new edges of `hub` over the predicates `names`, plus one
+    further edge per new neighbour, as triple lines (see the module docstring)."""
     lines = []
 
     def further(neighbour: str, i: int, predicate: str) -> None:
@@ -151,9 +174,11 @@ def hub_edges(
     return lines
 
 
-def build_store(work: Path, degree: int, hubs: list[str], generator: str, seed: int) -> Path:
+def build_store(work: Path, degree: int, hubs: list[str], generator: str, predicates: str, seed: int) -> Path:
     """The bench plus `degree` extra edges per hub, loaded with `coqa load` (reused when present)."""
     suffix = f"{degree}" if generator == "zipf" or degree == 0 else f"{generator}-{degree}"
+    if predicates != "any" and degree:
+        suffix = f"{predicates}-{suffix}"
     store = work / f"store-{suffix}"
     if (store / "mentions").exists():
         return store
@@ -166,7 +191,8 @@ def build_store(work: Path, degree: int, hubs: list[str], generator: str, seed: 
     with (data / TRIPLES_FILE).open("w", encoding="utf-8") as out:
         out.write((BENCH / TRIPLES_FILE).read_text(encoding="utf-8"))
         for number, hub in enumerate(hubs):
-            out.write("\n".join(hub_edges(hub, number, degree, uses, used.get(hub, set()), generator, rng)) + "\n")
+            names = synthetic_names(uses, used.get(hub, set()), predicates)
+            out.write("\n".join(hub_edges(hub, number, degree, uses, names, generator, rng)) + "\n")
     subprocess.run([str(Path(sys.executable).parent / "coqa"), "load", str(data), "--store", str(store)], check=True)
     return store
 
@@ -194,11 +220,11 @@ def run(args: argparse.Namespace, work: Path) -> int:
     dev = read_ccks(BENCH / "dev.txt")
     hubs = choose_hubs(dev, args.hubs)
     questions = [q for q in dev if set(parse_query(q.sparql).entities()) & set(hubs)]
-    print(f"hubs: {' '.join(hubs)}; {len(questions)} dev questions about them; {args.generator} edges")
+    print(f"hubs: {' '.join(hubs)}; {len(questions)} dev questions about them; {args.generator} edges, {args.predicates} predicates")
     print(machine_load())
     print(f"{'extra edges per hub':>20}  {'cand. recall':>12}  {'avg F1':>7}  {'p50 ms':>7}  {'p95 ms':>7}")
     for degree in args.degrees:
-        figures = measure(build_store(work, degree, hubs, args.generator, args.seed), questions)
+        figures = measure(build_store(work, degree, hubs, args.generator, args.predicates, args.seed), questions)
         print(
             f"{degree:>20,}  {figures['recall']:>12.3f}  {figures['f1']:>7.3f}  "
             f"{figures['p50'] * 1000:>7.1f}  {figures['p95'] * 1000:>7.1f}",
@@ -213,6 +239,12 @@ def main() -> int:
     parser.add_argument("--degrees", type=lambda s: [int(x) for x in s.split(",")], default=[0, 5000, 20000, 50000])
     parser.add_argument("--hubs", type=int, default=5)
     parser.add_argument("--generator", choices=("zipf", "usage"), default="zipf", help="how the extra edges are drawn (see above)")
+    parser.add_argument(
+        "--predicates",
+        choices=("any", "unrelated"),
+        default="any",
+        help="which bench predicates the new edges use: any the hub does not use, or only those sharing no two characters in a row with one it uses",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, help="keep the data and stores here (reused by later runs)")
     return run_in_work_dir(parser.parse_args(), run)
