@@ -21,6 +21,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -67,8 +68,18 @@ def is_predicate_key(key: str) -> bool:
 def name_overlap(first: str, second: str) -> float:
     """How much two predicate names share: the Dice coefficient of the
     characters of their matching forms (`售价` and `价格` 0.5, equal names 1)."""
-    a, b = set(matching_name(first)), set(matching_name(second))
+    return _dice(_name_characters(first), _name_characters(second))
+
+
+def _dice(a: frozenset[str], b: frozenset[str]) -> float:
     return 2.0 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_characters(predicate: str) -> frozenset[str]:
+    """The characters of a predicate's matching name (cached: the name-neighbour
+    features compare every candidate predicate with dozens of gold predicates)."""
+    return frozenset(matching_name(predicate))
 
 
 def name_piece_key(piece: str) -> str:
@@ -526,8 +537,9 @@ def name_neighbour_scores(predicate: str, nearest: Sequence[tuple[float, tuple[s
     asked of `售价` in training speaks for `价格`): the best similarity times
     `name_overlap`, and the similarity-weighted mean of `name_overlap`."""
     best = total = weight = 0.0
+    characters = _name_characters(predicate)
     for similarity, golds in nearest:
-        overlap = max((name_overlap(predicate, gold) for gold in golds), default=0.0)
+        overlap = max((_dice(characters, _name_characters(gold)) for gold in golds), default=0.0)
         best = max(best, similarity * overlap)
         total += similarity * overlap
         weight += similarity
