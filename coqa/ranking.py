@@ -68,10 +68,7 @@ def is_predicate_key(key: str) -> bool:
 def name_overlap(first: str, second: str) -> float:
     """How much two predicate names share: the Dice coefficient of the
     characters of their matching forms (`售价` and `价格` 0.5, equal names 1)."""
-    return _dice(_name_characters(first), _name_characters(second))
-
-
-def _dice(a: frozenset[str], b: frozenset[str]) -> float:
+    a, b = _name_characters(first), _name_characters(second)
     return 2.0 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
 
 
@@ -537,9 +534,8 @@ def name_neighbour_scores(predicate: str, nearest: Sequence[tuple[float, tuple[s
     asked of `售价` in training speaks for `价格`): the best similarity times
     `name_overlap`, and the similarity-weighted mean of `name_overlap`."""
     best = total = weight = 0.0
-    characters = _name_characters(predicate)
     for similarity, golds in nearest:
-        overlap = max((_dice(characters, _name_characters(gold)) for gold in golds), default=0.0)
+        overlap = max((name_overlap(predicate, gold) for gold in golds), default=0.0)
         best = max(best, similarity * overlap)
         total += similarity * overlap
         weight += similarity
