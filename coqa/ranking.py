@@ -21,6 +21,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -44,6 +45,9 @@ SCORER_FILE = "ranker.txt"
 # A question bigram explains a predicate when it meant that predicate in at
 # least this share of the training questions it occurred in (smoothed).
 EXPLAINING_ASSOCIATION = 0.2
+# The name-neighbour features (`name_neighbour_scores`) look at this many of
+# the training questions most similar to the question.
+NAME_NEIGHBOURS = 30
 
 def directed(predicate: str, outward: bool) -> str:
     """The association key of a predicate read from a linked node: out of it (`p>`) or into it (`p<`)."""
@@ -53,6 +57,26 @@ def directed(predicate: str, outward: bool) -> str:
 def pair_key(predicates: Iterable[str]) -> str:
     """The association key of a two-predicate path, whatever the order its query writes them in."""
     return "+".join(sorted(predicates)) + "+"
+
+
+def is_predicate_key(key: str) -> bool:
+    """Whether an association or neighbour key is a predicate itself, not a
+    directed (`p>`, `p<`), pair (`p+q+`) or name-piece (`~piece~`) key."""
+    return not key.endswith((">", "<", "+", "~"))
+
+
+def name_overlap(first: str, second: str) -> float:
+    """How much two predicate names share: the Dice coefficient of the
+    characters of their matching forms (`售价` and `价格` 0.5, equal names 1)."""
+    a, b = _name_characters(first), _name_characters(second)
+    return 2.0 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_characters(predicate: str) -> frozenset[str]:
+    """The characters of a predicate's matching name (cached: the name-neighbour
+    features compare every candidate predicate with dozens of gold predicates)."""
+    return frozenset(matching_name(predicate))
 
 
 def name_piece_key(piece: str) -> str:
@@ -158,6 +182,12 @@ class PredicateNeighbours:
         self.matrix = matrix
         self.rows = dict(rows)
         self.folds = folds
+        gold: dict[int, list[str]] = defaultdict(list)
+        for name, indices in self.rows.items():
+            if is_predicate_key(name):
+                for row in indices:
+                    gold[int(row)].append(name)
+        self.gold_predicates = {row: tuple(names) for row, names in gold.items()}
 
     @classmethod
     def fit(cls, texts: Sequence[str], predicates: Sequence[Iterable[str]], folds: Sequence[int]) -> "PredicateNeighbours":
@@ -184,6 +214,15 @@ class PredicateNeighbours:
             return 0.0, 0.0
         values = np.sort(sims[rows])[::-1]
         return float(values[0]), float(values[:3].sum() / 3.0)
+
+    def nearest(self, sims: np.ndarray, count: int) -> list[tuple[float, tuple[str, ...]]]:
+        """The `count` training questions most similar to the question of `sims`
+        (those with a positive similarity), each as (similarity, its gold predicates)."""
+        count = min(count, len(sims))
+        if count == 0:
+            return []
+        top = np.argpartition(-sims, count - 1)[:count]
+        return [(float(sims[row]), self.gold_predicates.get(int(row), ())) for row in top if sims[row] > 0.0]
 
     def save(self, path: Path) -> None:
         """Arrays only (loaded with allow_pickle=False); the training folds are not kept."""
@@ -295,6 +334,8 @@ class QuestionContext:
     linked: Sequence[LinkedNode]
     cues: Mapping[str, float]
     neighbour_sims: np.ndarray  # similarity of the question to every training question
+    # the training questions most similar to it, with their gold predicates (with name associations only)
+    nearest: Sequence[tuple[float, tuple[str, ...]]] = ()
     # (rest of the question, predicate) -> the content positions it explains: many candidates share both
     explained: dict[tuple[str, str], set[int]] = field(default_factory=dict)
     # Memos of what many candidates of the question share (speed only: each value is
@@ -306,6 +347,7 @@ class QuestionContext:
     predicate_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
     name_scores: dict[tuple[str, str], float] = field(default_factory=dict)
+    name_neighbours: dict[str, tuple[float, float]] = field(default_factory=dict)
     shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
 
 
@@ -344,6 +386,7 @@ def candidate_features(
     features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context))
     if settings.name_associations:
         features.update(_name_association_features(candidate, rest, rest_grams, associations, context))
+        features.update(_name_neighbour_features(candidate, context))
     features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION, context.explained))
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
@@ -461,8 +504,8 @@ def _predicate_features(
 
 
 NAME_ASSOCIATION_FEATURES = ("p_name_assoc_max", "p_name_assoc_min", "p_name_assoc_last")
-# Of those, the ones also compared with the question's best candidate (see `add_relative_features`).
-NAME_RELATIVE_FEATURES = NAME_ASSOCIATION_FEATURES[:1]
+# Of those and NAME_NEIGHBOUR_FEATURES, the ones also compared with the question's best candidate (see `add_relative_features`).
+NAME_RELATIVE_FEATURES = ("p_name_assoc_max", "p_name_neighbour_best", "p_name_neighbour_vote")
 
 
 def _name_association_features(
@@ -479,6 +522,35 @@ def _name_association_features(
         return dict.fromkeys(NAME_ASSOCIATION_FEATURES, 0.0)
     last = values[-1] if candidate.shape.answer_predicate_last() else values[0]
     return dict(zip(NAME_ASSOCIATION_FEATURES, (max(values), min(values), last)))
+
+
+NAME_NEIGHBOUR_FEATURES = ("p_name_neighbour_best", "p_name_neighbour_vote")
+
+
+def name_neighbour_scores(predicate: str, nearest: Sequence[tuple[float, tuple[str, ...]]]) -> tuple[float, float]:
+    """How well `predicate`'s name fits the gold predicates of the training
+    questions most like the question (`PredicateNeighbours.nearest`), so that
+    wording seen with one predicate carries to predicates named alike (`多少钱`
+    asked of `售价` in training speaks for `价格`): the best similarity times
+    `name_overlap`, and the similarity-weighted mean of `name_overlap`."""
+    best = total = weight = 0.0
+    for similarity, golds in nearest:
+        overlap = max((name_overlap(predicate, gold) for gold in golds), default=0.0)
+        best = max(best, similarity * overlap)
+        total += similarity * overlap
+        weight += similarity
+    return best, total / weight if weight else 0.0
+
+
+def _name_neighbour_features(candidate: Candidate, context: QuestionContext) -> dict[str, float]:
+    """`name_neighbour_scores` of the predicate that gives the answers."""
+    predicates = _path_predicates(candidate)
+    if not predicates:
+        return dict.fromkeys(NAME_NEIGHBOUR_FEATURES, 0.0)
+    predicate = predicates[-1] if candidate.shape.answer_predicate_last() else predicates[0]
+    if predicate not in context.name_neighbours:
+        context.name_neighbours[predicate] = name_neighbour_scores(predicate, context.nearest)
+    return dict(zip(NAME_NEIGHBOUR_FEATURES, context.name_neighbours[predicate]))
 
 
 _ANSWER_FEATURES = (
@@ -567,10 +639,14 @@ def _relative_features(settings: RankingSettings) -> tuple[str, ...]:
 
 def rank_features(settings: RankingSettings) -> tuple[str, ...]:
     """The ranker's features under these settings: RANK_FEATURES, and with
-    `name_associations` NAME_ASSOCIATION_FEATURES and the gaps of NAME_RELATIVE_FEATURES."""
+    `name_associations` NAME_ASSOCIATION_FEATURES, NAME_NEIGHBOUR_FEATURES and
+    the gaps of NAME_RELATIVE_FEATURES."""
     if not settings.name_associations:
         return RANK_FEATURES
-    return RANK_FEATURES + NAME_ASSOCIATION_FEATURES + tuple(f"gap_{name}" for name in NAME_RELATIVE_FEATURES)
+    return (
+        RANK_FEATURES + NAME_ASSOCIATION_FEATURES + NAME_NEIGHBOUR_FEATURES
+        + tuple(f"gap_{name}" for name in NAME_RELATIVE_FEATURES)
+    )  # fmt: skip
 
 
 @dataclass
@@ -616,7 +692,8 @@ class QueryRanker:
     def featurize(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> None:
         """Set the features of every candidate of the normalized question `text`."""
         sims = self.model.neighbours.similarities(remove_spans(text, ((n.start, n.end) for n in linked[:1])), self.hidden_fold)
-        context = QuestionContext(text, linked, question_cues(text), sims)
+        nearest = self.model.neighbours.nearest(sims, NAME_NEIGHBOURS) if self.settings.name_associations else ()
+        context = QuestionContext(text, linked, question_cues(text), sims, nearest)
         for candidate in candidates:
             candidate.features = candidate_features(context, candidate, self.model.associations, self.model.neighbours, self.settings)
         add_relative_features([c.features for c in candidates], self.settings)

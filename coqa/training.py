@@ -32,7 +32,7 @@ from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel
 from coqa.mentions import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
-from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, name_piece_key, name_pieces, pair_key, rank_features, remove_spans
+from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, name_piece_key, name_pieces, pair_key, rank_features, remove_spans
 from coqa.shapes import TYPE_PREDICATE
 from coqa.templates import Template, template_digest
 
@@ -98,7 +98,7 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
 def _name_piece_keys(predicates: Iterable[str]) -> list[str]:
     """The association keys of the name pieces of the plain predicates among
     `predicates` (the directed and pair keys of `gold_terms` name no new words)."""
-    plain = [p for p in predicates if not p.endswith((">", "<", "+"))]
+    plain = [p for p in predicates if is_predicate_key(p)]
     return sorted({name_piece_key(piece) for predicate in plain for piece in name_pieces(predicate)})
 
 

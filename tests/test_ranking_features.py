@@ -9,8 +9,8 @@ from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.querygen import Candidate
 from coqa.ranking import (
-    PredicateAssociations, _answer_form_features, _explanation_features, grams, matching_name, name_piece_key, name_pieces, pair_key,
-    remove_spans,
+    PredicateAssociations, PredicateNeighbours, _answer_form_features, _explanation_features, directed, grams, matching_name,
+    name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans,
 )  # fmt: skip
 from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT
 from coqa.cues import question_cues
@@ -95,3 +95,18 @@ def test_wording_learned_for_one_predicate_carries_to_names_sharing_its_words() 
 def test_predicate_names_match_without_inner_white_space_or_full_width() -> None:
     assert matching_name("页 数") == "页数" and matching_name("ＩＳＢＮ") == "isbn"
     assert name_pieces("页 数") == {"页数"} and name_pieces("重") == {"重"}
+
+
+def test_wording_of_the_nearest_training_questions_carries_to_predicates_named_alike() -> None:
+    texts = ["||||多少钱", "||||多少钱一个", "||||的作者是谁", "||||哪一年出版"]
+    golds = [["售价", directed("售价", True)], ["参考价格"], ["作者"], ["出版时间"]]
+    neighbours = PredicateNeighbours.fit(texts, golds, [0, 1, 2, 3])
+    assert neighbours.gold_predicates[0] == ("售价",)  # directed keys are not gold predicates
+    sims = neighbours.similarities("||||卖多少钱", None)
+    nearest = neighbours.nearest(sims, 2)
+    assert sorted(golds for _, golds in nearest) == [("参考价格",), ("售价",)]
+    assert neighbours.nearest(neighbours.similarities("||||多少钱", 0), 1)[0][1] == ("参考价格",)  # a hidden fold is never nearest
+    # `价格` was never a gold predicate: it scores by the characters it shares with those of the nearest questions.
+    price, author = name_neighbour_scores("价格", nearest), name_neighbour_scores("作者", nearest)
+    assert price[0] > author[0] == 0.0 and price[1] > author[1] == 0.0
+    assert name_overlap("售价", "价格") == 0.5 and name_overlap("页 数", "页数") == 1.0 and name_overlap("作者", "isbn") == 0.0
