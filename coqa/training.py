@@ -108,6 +108,17 @@ def training_data_digest(questions: Sequence[GoldQuestion]) -> str:
     return hashlib.sha256(json.dumps(records, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+def link_label(term: Term, gold: set[Term]) -> int:
+    """The relevance grade of linking `term` in a question whose gold constants
+    are `gold`: 2 for a gold entity, 1 for a gold literal, 0 otherwise. A gold
+    value (`"5A"` in 等级为5a的景点) is right to link but is a constraint on the
+    entity the question is about, which should come first; a pointwise
+    linker reads every positive grade as right."""
+    if term not in gold:
+        return 0
+    return 1 if term.is_literal else 2
+
+
 def _is_gold_mention(mention: Mention, gold: set[Term]) -> bool:
     return any(Term(e.target, e.kind == "l") in gold for e in mention.entries)
 
@@ -157,9 +168,9 @@ class Trainer:
         table = self.ranking_table(examples, link_scores, associations, neighbours)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
         expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
-        link_labels = [int(c.term in e.gold) for e in examples for c in e.link_candidates]
+        link_labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
         summary = TrainingSummary(
-            len(examples), len(link_labels), sum(link_labels), len(table.rows), sum(table.labels),
+            len(examples), len(link_labels), sum(label > 0 for label in link_labels), len(table.rows), sum(table.labels),
             table.questions_with_positive(), expressible, time.perf_counter() - started,
         )  # fmt: skip
         model = TrainedModel(
@@ -187,7 +198,7 @@ class Trainer:
         for example in self.progress(examples):
             example.link_candidates = linkers[example.fold].candidates(example.text, example.mentions)
         rows = [c.features for e in examples for c in e.link_candidates]
-        labels = [int(c.term in e.gold) for e in examples for c in e.link_candidates]
+        labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
         groups = [len(e.link_candidates) for e in examples if e.link_candidates]
         folds = np.array([e.fold for e in examples for _ in e.link_candidates])
         scores = np.zeros(len(rows))

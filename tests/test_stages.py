@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from coqa.boosting import FeatureMismatch, feature_matrix
-from coqa.config import Settings
+from coqa.boosting import FeatureMismatch, feature_matrix, fit_scorer
+from coqa.config import BoosterSettings, Settings
 from coqa.dataset import read_ccks
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.names import Term
@@ -22,7 +22,7 @@ from coqa.model import META_FILE, ModelError, TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking import RANK_FEATURES, QueryRanker
 from coqa.shapes import CHAIN, COUNT, ONE_HOP_OUT, SHAPES_BY_NAME
-from coqa.training import Trainer
+from coqa.training import Trainer, link_label
 
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
 STAR = Term.entity("周星驰")
@@ -116,6 +116,23 @@ def test_a_row_missing_a_feature_is_an_error_not_a_zero() -> None:
     del row["shape_star3_in"]
     with pytest.raises(FeatureMismatch, match="features missing: shape_star3_in"):
         feature_matrix([row], RANK_FEATURES)
+
+
+def test_a_gold_entity_is_graded_above_a_gold_value() -> None:
+    gold = {STAR, Term.literal("5A")}
+    assert [link_label(t, gold) for t in (STAR, Term.literal("5A"), Term.entity("刘德华"))] == [2, 1, 0]
+
+
+@pytest.mark.parametrize("objective", ["binary", "lambdarank"])
+def test_graded_labels_train_both_objectives(objective: str) -> None:
+    # Each question: a wrong term (x=0), a gold value (x=1), a gold entity (x=2).
+    rows = [{"x": float(x)} for _ in range(40) for x in (0, 1, 2)]
+    labels = [0, 1, 2] * 40
+    scorer = fit_scorer(rows, labels, [3] * 40, ["x"], BoosterSettings(objective, rounds=20, min_data_in_leaf=1), seed=0)
+    wrong, value, entity = scorer.score([{"x": 0.0}, {"x": 1.0}, {"x": 2.0}])
+    assert wrong < value and wrong < entity
+    if objective == "lambdarank":  # the pointwise model reads both positive grades as right
+        assert value < entity
 
 
 def test_training_records_its_settings_and_learns_the_demo(model_dir: Path, trained: TrainedModel, settings: Settings) -> None:
