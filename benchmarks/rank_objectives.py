@@ -106,7 +106,7 @@ def linking_cv(examples: Sequence[Any], names: Sequence[str], booster: BoosterSe
         scorer = fit_scorer(rows, labels, [len(e.link_candidates) for e in kept], names, booster, seed)
         for example in (e for e in examples if e.fold == fold):
             scores = scorer.score([{name: c.features[name] for name in names} for c in example.link_candidates])
-            linked = best_links(example.link_candidates, scores)
+            linked = best_links(example.link_candidates, scores, scores)
             hits += bool(linked) and linked[0].term in example.gold
             entities = [t for t in example.gold if not t.is_literal]
             if entities:

@@ -15,9 +15,9 @@ from coqa.config import BoosterSettings, Settings
 from coqa.dataset import read_ccks
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.names import Term
-from coqa.linking import LINK_FEATURES, EntityLinker, LinkedNode
+from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkedNode, best_links
 from coqa.kb.surfaces import base_name, qualifier
-from coqa.mentions import normalize_question
+from coqa.mentions import Mention, normalize_question
 from coqa.model import META_FILE, ModelError, TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking import RANK_FEATURES, QueryRanker
@@ -118,6 +118,17 @@ def test_a_row_missing_a_feature_is_an_error_not_a_zero() -> None:
         feature_matrix([row], RANK_FEATURES)
 
 
+def test_linked_terms_come_in_the_order_given_with_the_scores_given() -> None:
+    def candidate(term: Term, start: int, end: int) -> LinkCandidate:
+        return LinkCandidate(term, Mention(start, end, "x" * (end - start), (), frozenset()))
+
+    value = Term.literal("5A")
+    candidates = [candidate(value, 0, 2), candidate(STAR, 3, 6), candidate(STAR, 3, 5)]
+    linked = best_links(candidates, scores=[0.9, 0.6, 0.8], order=[0.5, 0.7, 0.2])
+    # The entity's node comes from its candidate first in order, with that candidate's score.
+    assert [(n.term, n.score, n.end) for n in linked] == [(STAR, 0.6, 6), (value, 0.9, 2)]
+
+
 def test_a_gold_entity_is_graded_above_a_gold_value() -> None:
     gold = {STAR, Term.literal("5A")}
     assert [link_label(t, gold) for t in (STAR, Term.literal("5A"), Term.entity("刘德华"))] == [2, 1, 0]
@@ -149,6 +160,8 @@ def test_a_saved_model_scores_like_the_trained_one(bare: Pipeline, settings: Set
     loaded = TrainedModel.load(tmp_path / "m", bare.templates)
     rows = [dict.fromkeys(LINK_FEATURES, 1.0), dict.fromkeys(LINK_FEATURES, 0.0)]
     assert loaded.linker.scorer.score(rows) == model.linker.scorer.score(rows)
+    assert model.linker.order_scorer is not None and loaded.linker.order_scorer is not None
+    assert loaded.linker.order_scorer.score(rows) == model.linker.order_scorer.score(rows)
     assert loaded.linker.keyphraseness == model.linker.keyphraseness
 
 
