@@ -36,7 +36,7 @@ from coqa.dataset import read_ccks
 from coqa.linking import LINK_FEATURES, best_links
 from coqa.pipeline import Pipeline
 from coqa.ranking import RANK_FEATURES
-from coqa.training import RankingTable, Trainer
+from coqa.training import RankingTable, Trainer, link_label
 
 OBJECTIVES = ("binary", "lambdarank")
 
@@ -102,11 +102,11 @@ def linking_cv(examples: Sequence[Any], names: Sequence[str], booster: BoosterSe
     for fold in range(folds):
         kept = [e for e in examples if e.fold != fold and e.link_candidates]
         rows = [{name: c.features[name] for name in names} for e in kept for c in e.link_candidates]
-        labels = [int(c.term in e.gold) for e in kept for c in e.link_candidates]
+        labels = [link_label(c.term, e.gold) for e in kept for c in e.link_candidates]
         scorer = fit_scorer(rows, labels, [len(e.link_candidates) for e in kept], names, booster, seed)
         for example in (e for e in examples if e.fold == fold):
             scores = scorer.score([{name: c.features[name] for name in names} for c in example.link_candidates])
-            linked = best_links(example.link_candidates, scores)
+            linked = best_links(example.link_candidates, scores, scores)
             hits += bool(linked) and linked[0].term in example.gold
             entities = [t for t in example.gold if not t.is_literal]
             if entities:

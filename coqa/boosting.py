@@ -79,8 +79,10 @@ def fit_scorer(
     settings: BoosterSettings,
     seed: int,
 ) -> BoostedScorer:
-    """Train a scorer; `groups` are the sizes of consecutive runs of rows of one
-    question (used by lambdarank). Seeded, one thread, deterministic."""
+    """Train a scorer; `labels` are relevance grades (0: wrong; binary fits
+    whether a grade is positive, lambdarank orders by grade), `groups` the sizes
+    of consecutive runs of rows of one question (used by lambdarank). Seeded,
+    one thread, deterministic."""
     parameters = {
         "objective": settings.objective,
         "learning_rate": settings.learning_rate,
@@ -97,7 +99,7 @@ def fit_scorer(
         parameters["lambdarank_truncation_level"] = 10
     data = lightgbm.Dataset(
         feature_matrix(rows, names),
-        label=np.array(labels),
+        label=np.array(labels) if settings.objective == "lambdarank" else (np.array(labels) > 0).astype(int),
         group=list(groups) if settings.objective == "lambdarank" else None,
         feature_name=list(names),
         free_raw_data=True,

@@ -12,8 +12,9 @@ name), overlap of the question with the entity's `_（…）`
 description, type fit, whether the mention holds asking words (哪些, 什么),
 how often the surface is a real mention in the training questions
 (keyphraseness). The linker's trained part (`LinkerModel`:
-the keyphraseness table and a boosted scorer) turns features into scores;
-`LinkedNode`s are the best-scored terms, one per term.
+the keyphraseness table, a pointwise scorer and optionally a listwise one)
+turns features into scores and an order; `LinkedNode`s are the terms, one
+per term, in that order.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_context", "t_context_gap", "t_
 LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
 KEYPHRASENESS_FILE = "keyphraseness.json"
 SCORER_FILE = "linker.txt"
+ORDER_FILE = "linker_order.txt"
 _IGNORED_CHARS = set("的是了在和与及有哪些什么谁吗呢？?，,。.、 ")
 _PERSON_TYPES = {"人物", "演员", "歌手", "导演", "作家", "文学家", "运动员"}
 _PLACE_TYPES = {"地点", "国家", "城市", "行政区划", "景点"}
@@ -90,10 +92,15 @@ def _overlap(part: str, text: str) -> float:
 class LinkerModel:
     """The linker's trained part. `keyphraseness` maps a normalized surface to
     (times it was a gold mention, times it was matched) in the training
-    questions; `scorer` scores link candidates (None while training builds it)."""
+    questions; `scorer` gives each link candidate the probability that it is
+    right (the linked node's score, which query ranking reads; None while
+    training builds it); `order_scorer`, when there is one, a listwise score
+    that orders a question's terms (the logistic of a ranking score, no
+    probability); without it the terms are ordered by `scorer`."""
 
     keyphraseness: dict[str, tuple[int, int]]
     scorer: BoostedScorer | None = None
+    order_scorer: BoostedScorer | None = None
 
     def save(self, directory: Path) -> list[str]:
         """Write the part into a model directory; return the file names."""
@@ -101,21 +108,27 @@ class LinkerModel:
         (directory / KEYPHRASENESS_FILE).write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
         assert self.scorer is not None, "a linker model is saved after training"
         self.scorer.save(directory / SCORER_FILE)
-        return [KEYPHRASENESS_FILE, SCORER_FILE]
+        if self.order_scorer is None:
+            return [KEYPHRASENESS_FILE, SCORER_FILE]
+        self.order_scorer.save(directory / ORDER_FILE)
+        return [KEYPHRASENESS_FILE, SCORER_FILE, ORDER_FILE]
 
     @classmethod
     def load(cls, directory: Path) -> "LinkerModel":
         table = json.loads((directory / KEYPHRASENESS_FILE).read_text(encoding="utf-8"))
         keyphraseness = {surface: (int(linked), int(seen)) for surface, (linked, seen) in table.items()}
-        return cls(keyphraseness, BoostedScorer.load(directory / SCORER_FILE))
+        order_scorer = BoostedScorer.load(directory / ORDER_FILE) if (directory / ORDER_FILE).exists() else None
+        return cls(keyphraseness, BoostedScorer.load(directory / SCORER_FILE), order_scorer)
 
 
 @dataclass
 class Linking:
-    """The link candidates of a question, their scores and the linked nodes."""
+    """The link candidates of a question, their scores (probabilities), their
+    order scores (see `LinkerModel`) and the linked nodes."""
 
     candidates: list[LinkCandidate]
     scores: list[float]
+    order: list[float]
     linked: list[LinkedNode]
 
 
@@ -135,8 +148,10 @@ class EntityLinker:
         """Candidates, scores and linked nodes for the mentions of the normalized question."""
         assert self.model.scorer is not None, "linking needs a trained linker"
         candidates = self.candidates(text, mentions)
-        scores = self.model.scorer.score([c.features for c in candidates])
-        return Linking(candidates, scores, best_links(candidates, scores))
+        rows = [c.features for c in candidates]
+        scores = self.model.scorer.score(rows)
+        order = self.model.order_scorer.score(rows) if self.model.order_scorer is not None else scores
+        return Linking(candidates, scores, order, best_links(candidates, scores, order))
 
     def candidates(self, text: str, mentions: Sequence[Mention]) -> list[LinkCandidate]:
         """Link candidates for the mentions of the normalized question `text`."""
@@ -260,12 +275,15 @@ def _context_fit(text: str, mask: Sequence[bool], mention: Mention, around: set[
     return len(rest & around) / len(rest) if rest else 0.0
 
 
-def best_links(candidates: Sequence[LinkCandidate], scores: Sequence[float]) -> list[LinkedNode]:
-    """One LinkedNode per term, from its best-scored candidate, best first."""
-    best: dict[Term, LinkedNode] = {}
-    for candidate, score in zip(candidates, scores):
+def best_links(candidates: Sequence[LinkCandidate], scores: Sequence[float], order: Sequence[float]) -> list[LinkedNode]:
+    """One LinkedNode per term, from its candidate first in `order` (one
+    value per candidate, higher first) with that candidate's score, the
+    terms in that order."""
+    best: dict[Term, tuple[float, LinkedNode]] = {}
+    for candidate, score, rank_score in zip(candidates, scores, order):
         current = best.get(candidate.term)
-        if current is None or score > current.score:
+        if current is None or rank_score > current[0]:
             mention = candidate.mention
-            best[candidate.term] = LinkedNode(candidate.term, float(score), mention.start, mention.end, mention.surface)
-    return sorted(best.values(), key=lambda node: (-node.score, node.term))
+            best[candidate.term] = (rank_score, LinkedNode(candidate.term, float(score), mention.start, mention.end, mention.surface))
+    ordered = sorted(best.values(), key=lambda pair: (-pair[0], pair[1].term))
+    return [node for _, node in ordered]

@@ -108,8 +108,28 @@ def training_data_digest(questions: Sequence[GoldQuestion]) -> str:
     return hashlib.sha256(json.dumps(records, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+def link_label(term: Term, gold: set[Term]) -> int:
+    """The relevance grade of linking `term` in a question whose gold constants
+    are `gold`: 2 for a gold entity, 1 for a gold literal, 0 otherwise. A gold
+    value (`"5A"` in 等级为5a的景点) is right to link but is a constraint on the
+    entity the question is about, which should come first; a pointwise
+    linker reads every positive grade as right."""
+    if term not in gold:
+        return 0
+    return 1 if term.is_literal else 2
+
+
 def _is_gold_mention(mention: Mention, gold: set[Term]) -> bool:
     return any(Term(e.target, e.kind == "l") in gold for e in mention.entries)
+
+
+@dataclass(frozen=True)
+class LinkScores:
+    """Cross-fitted scores of an example's link candidates, one per candidate:
+    `scores` (probabilities) and `order` (see `coqa.linking.LinkerModel`)."""
+
+    scores: list[float]
+    order: list[float]
 
 
 @dataclass
@@ -152,18 +172,18 @@ class Trainer:
 
     def train(self, questions: Sequence[GoldQuestion]) -> tuple[TrainedModel, TrainingSummary]:
         started = time.perf_counter()
-        examples, keyphraseness, link_scores, linker_scorer = self.link_examples(questions)
+        examples, keyphraseness, link_scores, (linker_scorer, order_scorer) = self.link_examples(questions)
         associations, neighbours = self.ranking_statistics(examples)
         table = self.ranking_table(examples, link_scores, associations, neighbours)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
         expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
-        link_labels = [int(c.term in e.gold) for e in examples for c in e.link_candidates]
+        link_labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
         summary = TrainingSummary(
-            len(examples), len(link_labels), sum(link_labels), len(table.rows), sum(table.labels),
+            len(examples), len(link_labels), sum(label > 0 for label in link_labels), len(table.rows), sum(table.labels),
             table.questions_with_positive(), expressible, time.perf_counter() - started,
         )  # fmt: skip
         model = TrainedModel(
-            linker=LinkerModel(keyphraseness[self.folds], linker_scorer),
+            linker=LinkerModel(keyphraseness[self.folds], linker_scorer, order_scorer),
             ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer),
             settings=self.settings.algorithm(),
             template_digest=template_digest(self.pipeline.templates),
@@ -174,10 +194,10 @@ class Trainer:
 
     def link_examples(
         self, questions: Sequence[GoldQuestion]
-    ) -> tuple[list[_Example], list[dict[str, tuple[int, int]]], list[list[float]], BoostedScorer]:
+    ) -> tuple[list[_Example], list[dict[str, tuple[int, int]]], list[LinkScores], tuple[BoostedScorer, BoostedScorer | None]]:
         """The examples with their link candidates, the keyphraseness table per
         fold (index `folds`: over all), the cross-fitted link scores per
-        example, and the linker scorer fitted on all examples."""
+        example, and the linker's scorers fitted on all examples (`_fit_linker`)."""
         examples = [self._example(i, q) for i, q in enumerate(questions)]
         keyphraseness = self._keyphraseness_by_fold(examples)
         linkers = [
@@ -187,31 +207,46 @@ class Trainer:
         for example in self.progress(examples):
             example.link_candidates = linkers[example.fold].candidates(example.text, example.mentions)
         rows = [c.features for e in examples for c in e.link_candidates]
-        labels = [int(c.term in e.gold) for e in examples for c in e.link_candidates]
+        labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
         groups = [len(e.link_candidates) for e in examples if e.link_candidates]
         folds = np.array([e.fold for e in examples for _ in e.link_candidates])
-        scores = np.zeros(len(rows))
+        scores, order = np.zeros(len(rows)), np.zeros(len(rows))
         for fold in range(self.folds):
             held_out = folds == fold
             if held_out.any() and (~held_out).any():
                 kept_groups = [len(e.link_candidates) for e in examples if e.link_candidates and e.fold != fold]
-                scorer = self._fit(
-                    [r for r, h in zip(rows, held_out) if not h], [l for l, h in zip(labels, held_out) if not h],
-                    kept_groups, LINK_FEATURES, self.settings.training.linker,
+                fold_scorers = self._fit_linker(
+                    [r for r, h in zip(rows, held_out) if not h], [l for l, h in zip(labels, held_out) if not h], kept_groups
                 )  # fmt: skip
-                scores[held_out] = scorer.score([r for r, h in zip(rows, held_out) if h])
-        per_example: list[list[float]] = []
+                held_rows = [r for r, h in zip(rows, held_out) if h]
+                scores[held_out] = fold_scorers[0].score(held_rows)
+                order[held_out] = (fold_scorers[1] or fold_scorers[0]).score(held_rows)
+        per_example: list[LinkScores] = []
         start = 0
         for example in examples:
-            per_example.append(scores[start : start + len(example.link_candidates)].tolist())
-            start += len(example.link_candidates)
-        scorer = self._fit(rows, labels, groups, LINK_FEATURES, self.settings.training.linker)
-        return examples, keyphraseness, per_example, scorer
+            end = start + len(example.link_candidates)
+            per_example.append(LinkScores(scores[start:end].tolist(), order[start:end].tolist()))
+            start = end
+        return examples, keyphraseness, per_example, self._fit_linker(rows, labels, groups)
+
+    def _fit_linker(
+        self, rows: Sequence[dict[str, float]], labels: Sequence[int], groups: Sequence[int]
+    ) -> tuple[BoostedScorer, BoostedScorer | None]:
+        """The linker's pointwise scorer (the probability that a term is right:
+        the score query ranking reads) and, when `training.linker.objective` is
+        lambdarank, a listwise scorer with the same tree settings that orders
+        a question's terms (its score is no probability, so it orders and does
+        not score); None otherwise."""
+        settings = self.settings.training.linker
+        scorer = self._fit(rows, labels, groups, LINK_FEATURES, replace(settings, objective="binary"))
+        if settings.objective != "lambdarank":
+            return scorer, None
+        return scorer, self._fit(rows, labels, groups, LINK_FEATURES, settings)
 
     def ranking_table(
         self,
         examples: Sequence[_Example],
-        link_scores: Sequence[list[float]],
+        link_scores: Sequence[LinkScores],
         associations: Sequence[PredicateAssociations],
         neighbours: PredicateNeighbours,
     ) -> RankingTable:
@@ -222,7 +257,7 @@ class Trainer:
         ]
         table = RankingTable()
         for example, scores in self.progress(list(zip(examples, link_scores))):
-            linked = best_links(example.link_candidates, scores)
+            linked = best_links(example.link_candidates, scores.scores, scores.order)
             candidates = self.pipeline.generate(example.text, linked, associations[example.fold])
             if not candidates:
                 continue

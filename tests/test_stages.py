@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from coqa.boosting import FeatureMismatch, feature_matrix
-from coqa.config import Settings
+from coqa.boosting import FeatureMismatch, feature_matrix, fit_scorer
+from coqa.config import BoosterSettings, Settings
 from coqa.dataset import read_ccks
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.names import Term
-from coqa.linking import LINK_FEATURES, EntityLinker, LinkedNode
+from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkedNode, best_links
 from coqa.kb.surfaces import base_name, qualifier
-from coqa.mentions import normalize_question
+from coqa.mentions import Mention, normalize_question
 from coqa.model import META_FILE, ModelError, TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking import RANK_FEATURES, QueryRanker
 from coqa.shapes import CHAIN, COUNT, ONE_HOP_OUT, SHAPES_BY_NAME
-from coqa.training import Trainer
+from coqa.training import Trainer, link_label
 
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
 STAR = Term.entity("周星驰")
@@ -118,6 +118,34 @@ def test_a_row_missing_a_feature_is_an_error_not_a_zero() -> None:
         feature_matrix([row], RANK_FEATURES)
 
 
+def test_linked_terms_come_in_the_order_given_with_the_scores_given() -> None:
+    def candidate(term: Term, start: int, end: int) -> LinkCandidate:
+        return LinkCandidate(term, Mention(start, end, "x" * (end - start), (), frozenset()))
+
+    value = Term.literal("5A")
+    candidates = [candidate(value, 0, 2), candidate(STAR, 3, 6), candidate(STAR, 3, 5)]
+    linked = best_links(candidates, scores=[0.9, 0.6, 0.8], order=[0.5, 0.7, 0.2])
+    # The entity's node comes from its candidate first in order, with that candidate's score.
+    assert [(n.term, n.score, n.end) for n in linked] == [(STAR, 0.6, 6), (value, 0.9, 2)]
+
+
+def test_a_gold_entity_is_graded_above_a_gold_value() -> None:
+    gold = {STAR, Term.literal("5A")}
+    assert [link_label(t, gold) for t in (STAR, Term.literal("5A"), Term.entity("刘德华"))] == [2, 1, 0]
+
+
+@pytest.mark.parametrize("objective", ["binary", "lambdarank"])
+def test_graded_labels_train_both_objectives(objective: str) -> None:
+    # Each question: a wrong term (x=0), a gold value (x=1), a gold entity (x=2).
+    rows = [{"x": float(x)} for _ in range(40) for x in (0, 1, 2)]
+    labels = [0, 1, 2] * 40
+    scorer = fit_scorer(rows, labels, [3] * 40, ["x"], BoosterSettings(objective, rounds=20, min_data_in_leaf=1), seed=0)
+    wrong, value, entity = scorer.score([{"x": 0.0}, {"x": 1.0}, {"x": 2.0}])
+    assert wrong < value and wrong < entity
+    if objective == "lambdarank":  # the pointwise model reads both positive grades as right
+        assert value < entity
+
+
 def test_training_records_its_settings_and_learns_the_demo(model_dir: Path, trained: TrainedModel, settings: Settings) -> None:
     meta = json.loads((model_dir / META_FILE).read_text(encoding="utf-8"))
     assert meta["settings"] == settings.algorithm()
@@ -132,6 +160,8 @@ def test_a_saved_model_scores_like_the_trained_one(bare: Pipeline, settings: Set
     loaded = TrainedModel.load(tmp_path / "m", bare.templates)
     rows = [dict.fromkeys(LINK_FEATURES, 1.0), dict.fromkeys(LINK_FEATURES, 0.0)]
     assert loaded.linker.scorer.score(rows) == model.linker.scorer.score(rows)
+    assert model.linker.order_scorer is not None and loaded.linker.order_scorer is not None
+    assert loaded.linker.order_scorer.score(rows) == model.linker.order_scorer.score(rows)
     assert loaded.linker.keyphraseness == model.linker.keyphraseness
 
 
