@@ -95,11 +95,11 @@ def spelled_share(predicate: str, spelled: set[str]) -> float:
     return len(letters & spelled) / len(letters) if letters else 0.0
 
 
-# The association, learned from training questions, of a predicate read out of
-# (True), into (False) or beyond (None: the second hop of a chain) a linked
-# node with the question text outside the node's mention: 0 when nothing was
-# learned about them.
-PredicateAssociation = Callable[[str, "bool | None", str], float]
+# The association, learned from training questions, of predicates with a text
+# (the question outside a node's mention): given the text, the score of a
+# predicate read out of (True), into (False) or beyond (None: the second hop of
+# a chain) the node, 0 when nothing was learned about them.
+PredicateAssociation = Callable[[str], Callable[[str, "bool | None"], float]]
 
 
 def most_relevant(counts: Mapping[str, int], score: Callable[[str], float], keep: int) -> list[str]:
@@ -114,17 +114,18 @@ def node_relevance(
     """The relevance of predicates around the node mentioned as `surface`: the
     share of the predicate's name the question spells out plus, when given,
     its learned `association` with the rest of the question (so a question
-    that does not spell its predicate still finds it among a hub's thousands)."""
-    rest = question.replace(surface, " ") if surface else question
+    that does not spell its predicate still finds it among a hub's thousands).
+    The one memo of these scores: a hub's predicates are scored again for each
+    shape and predicate pair, and nodes of the same surface share it
+    (`generate_recorded`)."""
+    learned = association(question.replace(surface, " ") if surface else question) if association is not None else None
     spelled = set(question) - set(surface)
-    # A hub's predicates are scored again for each shape and predicate pair: each is computed once.
     scores: dict[tuple[str, bool | None], float] = {}
 
     def score(predicate: str, outward: bool | None) -> float:
         key = (predicate, outward)
         if key not in scores:
-            learned = association(predicate, outward, rest) if association is not None else 0.0
-            scores[key] = spelled_share(predicate, spelled) + learned
+            scores[key] = spelled_share(predicate, spelled) + (learned(predicate, outward) if learned is not None else 0.0)
         return scores[key]
 
     return score
@@ -182,7 +183,7 @@ class QueryGenerator:
         return counts
 
     def _neighbourhood(
-        self, node: LinkedNode, question: str, association: PredicateAssociation | None, cuts: list[CapCut]
+        self, node: LinkedNode, relevance: Callable[[str, bool | None], float], cuts: list[CapCut]
     ) -> _Neighbourhood:
         """Count the predicates around the node in the store, keep the most
         relevant ones, then fetch answers for those with few enough. The dicts
@@ -190,7 +191,7 @@ class QueryGenerator:
         returns rows in."""
         out_counts = {} if node.term.is_literal else self._predicate_counts(DISCOVER_OUT, node.term)
         in_counts = self._predicate_counts(DISCOVER_IN, node.term)
-        hood = _Neighbourhood({}, {}, {}, {}, node_relevance(question, node.surface, association))
+        hood = _Neighbourhood({}, {}, {}, {}, relevance)
         for outward, counts, template, edges, kept in (
             (True, out_counts, EXPAND_OUT, hood.out, hood.out_counts),
             (False, in_counts, EXPAND_IN, hood.inward, hood.in_counts),
@@ -234,7 +235,8 @@ class QueryGenerator:
         """`generate`, with the settings that cut something while generating."""
         cuts: list[CapCut] = []
         top = nodes[: self.limits.one_hop_nodes]
-        hoods = {node.term: self._neighbourhood(node, question, association, cuts) for node in top}
+        relevance = {node.surface: node_relevance(question, node.surface, association) for node in top}
+        hoods = {node.term: self._neighbourhood(node, relevance[node.surface], cuts) for node in top}
         candidates: list[Candidate] = []
         for node in top:
             candidates.extend(self._one_hop(node, hoods[node.term]))

@@ -4,7 +4,7 @@ of the CCKS gold queries."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -103,9 +103,9 @@ def test_relevance_is_the_share_of_predicate_characters_spelled_out_beside_the_m
 
 
 def test_a_learned_association_finds_a_predicate_the_question_does_not_spell() -> None:
-    def association(predicate: str, outward: bool | None, text: str) -> float:
-        assert text == " 在哪" and outward is True
-        return 0.6 if predicate == "所属地区" else 0.0
+    def association(text: str) -> Callable[[str, bool | None], float]:
+        assert text == " 在哪"
+        return lambda predicate, outward: 0.6 if predicate == "所属地区" and outward is True else 0.0
 
     score = node_relevance("枢纽在哪", "枢纽", association)
     assert most_relevant({"关系1": 1, "所属地区": 5, "人口": 9}, lambda p: score(p, True), 1) == ["所属地区"]
