@@ -18,6 +18,7 @@ from coqa.explanation import Answer, CandidateRecord, CapCut, Explanation, Linke
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
 from coqa.kb.mention_index import MentionIndex
+from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import EntityLinker, LinkCandidate, LinkedNode
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
@@ -130,7 +131,7 @@ class Pipeline:
             from coqa.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        return cls(open_kb(settings), index, model, templates, settings, extra_spans)
+        return cls(CachedKnowledgeBase(open_kb(settings), settings.kb_cache_rows), index, model, templates, settings, extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""

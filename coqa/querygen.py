@@ -150,9 +150,6 @@ def _first_hops_within(firsts: Sequence[str], pair_paths: Mapping[tuple[str, str
     return _within(firsts, paths_per_first, budget)
 
 
-COUNTS_CACHED = 2048  # nodes whose predicate counts are kept (a few MB at most)
-
-
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
 
@@ -160,26 +157,16 @@ class QueryGenerator:
         self.kb = kb
         self.templates = templates
         self.limits = limits
-        self._counts_cache: dict[tuple[str, Term], dict[str, int]] = {}  # least recently used first
 
     def _select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render(bindings)).rows
 
     def _predicate_counts(self, name: str, node: Term) -> dict[str, int]:
-        """The store's count per predicate around the node (`discover_out`/`discover_in`).
-        Kept for the COUNTS_CACHED most recently asked nodes: counting walks
-        every edge of a node, and hubs (countries, cities) recur across
-        questions; the knowledge base does not change while coqa answers."""
-        key = (name, node)
-        counts = self._counts_cache.pop(key, None)
-        if counts is None:
-            counts = {}
-            for predicate, count in self._select(name, e=node):
-                if predicate is not None and count is not None:
-                    counts[predicate.value] = int(count.value)
-        self._counts_cache[key] = counts
-        if len(self._counts_cache) > COUNTS_CACHED:
-            del self._counts_cache[next(iter(self._counts_cache))]
+        """The store's count per predicate around the node (`discover_out`/`discover_in`)."""
+        counts: dict[str, int] = {}
+        for predicate, count in self._select(name, e=node):
+            if predicate is not None and count is not None:
+                counts[predicate.value] = int(count.value)
         return counts
 
     def _neighbourhood(

@@ -14,6 +14,7 @@ from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.loader import load_kb
 from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import LinkedNode
 from coqa.querygen import Candidate, QueryGenerator, most_relevant, node_relevance
 from coqa.resources import QUERIES_DIR
@@ -166,16 +167,16 @@ class _CountingKB:
     """A real store whose SELECT texts are recorded."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb, self.sent = kb, []
+        self.kb, self.sent, self.description = kb, [], kb.description
 
     def select(self, query: str):  # type: ignore[no-untyped-def]
         self.sent.append(query)
         return self.kb.select(query)
 
 
-def test_a_node_s_predicates_are_counted_once_across_questions(hub_kb: KnowledgeBase) -> None:
+def test_a_node_s_predicates_are_counted_once_across_questions_behind_the_result_cache(hub_kb: KnowledgeBase) -> None:
     kb = _CountingKB(hub_kb)
-    generator = QueryGenerator(kb, TEMPLATES, QueryGenerationSettings())  # type: ignore[arg-type]
+    generator = QueryGenerator(CachedKnowledgeBase(kb, 100_000), TEMPLATES, QueryGenerationSettings())  # type: ignore[arg-type]
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     first = generator.generate([hub], "枢纽的首都")
     second = generator.generate([hub], "枢纽的首都")
