@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -59,7 +60,9 @@ class Candidate:
 class _Neighbourhood:
     """The expanded predicates around a node, most relevant first: predicate ->
     its answers (empty when it has more than answers_per_predicate) and
-    predicate -> how many there are in all."""
+    predicate -> how many there are in all. Filled once by
+    `QueryGenerator._neighbourhood`, then only read (its inversions are kept:
+    every pair of nodes reads them again)."""
 
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
@@ -68,10 +71,12 @@ class _Neighbourhood:
     # How relevant a predicate read out of (True), into (False) or beyond (None) the node is to the question.
     relevance: Callable[[str, bool | None], float] = lambda predicate, outward: 0.0
 
+    @cached_property
     def subjects_by_node(self) -> dict[Term, set[str]]:
         """For the incoming edges: subject -> the predicates it points here with."""
         return _invert(self.inward)
 
+    @cached_property
     def objects_by_node(self) -> dict[Term, set[str]]:
         """For the outgoing edges: object -> the predicates that lead to it."""
         return _invert(self.out)
@@ -308,9 +313,9 @@ class QueryGenerator:
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
-        yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node(), b.subjects_by_node(), ordered=True)
-        yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node(), b.subjects_by_node(), ordered=False)
-        yield from self._star(STAR_OUT_OUT, first, second, a.objects_by_node(), b.objects_by_node(), ordered=True)
+        yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node, b.subjects_by_node, ordered=True)
+        yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node, b.subjects_by_node, ordered=False)
+        yield from self._star(STAR_OUT_OUT, first, second, a.objects_by_node, b.objects_by_node, ordered=True)
         for predicate, objects in a.out.items():
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
@@ -382,7 +387,7 @@ class QueryGenerator:
 
     @staticmethod
     def _star3(trio: tuple[LinkedNode, ...], hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
-        maps = [hoods[node.term].subjects_by_node() for node in trio]
+        maps = [hoods[node.term].subjects_by_node for node in trio]
         groups: dict[tuple[str, str, str], set[Term]] = defaultdict(set)
         for answer in maps[0].keys() & maps[1].keys() & maps[2].keys():
             for p1 in maps[0][answer]:
