@@ -163,7 +163,7 @@ class QueryGenerator:
         self.templates = templates
         self.limits = limits
 
-    def _select(self, name: str, **bindings: Term | int | Sequence[Term] | Sequence[Sequence[Term]]) -> list[tuple[Term | None, ...]]:
+    def _select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render(bindings)).rows
 
     def _predicate_counts(self, name: str, node: Term) -> dict[str, int]:
@@ -261,8 +261,8 @@ class QueryGenerator:
         """Two-hop paths whose first predicate is among the node's most
         relevant ones with at most answers_per_predicate middle nodes: the
         store counts the paths of each predicate pair, the chain_pairs most
-        relevant pairs are kept, and the answers of the kept pairs whose first
-        predicates' paths fit in chain_rows are fetched (those pairs only)."""
+        relevant pairs are kept, and the paths of their first predicates that
+        fit in chain_rows are fetched."""
         for shape in shapes_of(CHAIN):
             if (node.term.is_literal and not shape.accepts_literal_first()) or not self.limits.allows(shape.name):
                 continue
@@ -287,8 +287,7 @@ class QueryGenerator:
                 cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len(firsts)))
             if not fetched:
                 continue
-            fetched_firsts = set(fetched)
-            paths = self._chain_paths(shape, node.term, [pair for pair in kept if pair[0] in fetched_firsts])
+            paths = self._chain_paths(shape, node.term, fetched, set(kept))
             for (p1, p2), answers in sorted(paths.items(), key=lambda path: path[0]):
                 bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
                 yield Candidate(shape, bindings, (node,), (p1, p2), _sorted(answers))
@@ -301,13 +300,15 @@ class QueryGenerator:
                 pair_paths[(p1.value, p2.value)] = int(count.value)
         return pair_paths
 
-    def _chain_paths(self, shape: Shape, node: Term, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], set[Term]]:
-        """The answers of each predicate pair (`pairs`, whose paths were counted first)."""
+    def _chain_paths(
+        self, shape: Shape, node: Term, firsts: Sequence[str], wanted: set[tuple[str, str]]
+    ) -> dict[tuple[str, str], set[Term]]:
+        """The answers of the `wanted` predicate pairs, fetched for their first hops `firsts`."""
         paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-        rows = self._select(shape.fetch, e=node, pairs=[(Term.entity(p1), Term.entity(p2)) for p1, p2 in pairs])
-        for p1, p2, answer in rows:
+        for p1, p2, answer in self._select(shape.fetch, e=node, predicates=[Term.entity(p) for p in firsts]):
             if p1 is not None and p2 is not None and answer is not None and answer != node:
-                paths[(p1.value, p2.value)].add(answer)
+                if (p1.value, p2.value) in wanted:
+                    paths[(p1.value, p2.value)].add(answer)
         return paths
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:

@@ -22,8 +22,7 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 @dataclass(frozen=True)
 class Template:
-    """A SPARQL template: `{{name}}` placeholders take terms (or rows of terms
-    for a VALUES clause over several variables), `{{limit}}` a number."""
+    """A SPARQL template: `{{name}}` placeholders take terms, `{{limit}}` a number."""
 
     name: str
     text: str
@@ -37,10 +36,9 @@ class Template:
     def placeholders(self) -> list[str]:
         return list(dict.fromkeys(_PLACEHOLDER.findall(self.text)))
 
-    def render(self, bindings: Mapping[str, Term | int | Sequence[Term] | Sequence[Sequence[Term]]]) -> str:
+    def render(self, bindings: Mapping[str, Term | int | Sequence[Term]]) -> str:
         """The query with every placeholder replaced: a term by `sparql_term`,
-        a sequence of terms by their terms joined with spaces, a sequence of
-        rows of terms by `(t1 t2)` groups, a number as it is."""
+        a sequence of terms by their terms joined with spaces, a number as it is."""
         parts = list(self._parts)
         for i in range(1, len(parts), 2):
             value = bindings[parts[i]]
@@ -49,15 +47,8 @@ class Template:
             elif isinstance(value, Term):
                 parts[i] = sparql_term(value)
             else:
-                parts[i] = " ".join(_sparql_item(item) for item in value)
+                parts[i] = " ".join(map(sparql_term, value))
         return "".join(parts)
-
-
-def _sparql_item(item: Term | Sequence[Term]) -> str:
-    """One item of a sequence binding: a term, or a row of terms as `(t1 t2)`."""
-    if isinstance(item, Term):
-        return sparql_term(item)
-    return "(" + " ".join(map(sparql_term, item)) + ")"
 
 
 # Cached: the same entities and predicates are written into query after query.

@@ -85,15 +85,6 @@ def test_typed_discovery_gives_the_embedded_rows(gstore: GStore, embedded_kb: Ox
     assert expected and set(gstore.select(query).rows) == expected
 
 
-def test_a_values_block_over_two_variables_gives_the_embedded_rows(gstore: GStore, embedded_kb: OxigraphStore) -> None:
-    """gStore 1.2 ignores VALUES blocks; one over (?p1 ?p2), as the chain fetches send, is sent as a UNION of its rows."""
-    query = load_templates(QUERIES_DIR)["fetch_chain_out_out"].render(
-        {"e": E(WRITER), "pairs": [(E("代表作品"), E("出版社")), (E("代表作品"), E("页数")), (E("出生日期"), E("页数"))]}
-    )
-    expected = set(embedded_kb.select(query).rows)
-    assert len(expected) == 3 and set(gstore.select(query).rows) == expected  # 2 publishers' one + 2 page counts
-
-
 @pytest.mark.parametrize(
     ("query", "sent"),
     [

@@ -29,23 +29,9 @@ TEMPLATES = load_templates(QUERIES_DIR)
 
 def test_every_template_renders_with_terms_for_its_placeholders() -> None:
     for name, template in TEMPLATES.items():
-        bindings = {
-            key: (
-                5 if key == "limit"
-                else [Term.entity("甲")] if key in ("entities", "predicates")
-                else [(Term.entity("甲"), Term.entity("乙"))] if key == "pairs"
-                else Term.entity(f"名{key}")
-            )
-            for key in template.placeholders
-        }  # fmt: skip
+        bindings = {key: (5 if key == "limit" else [Term.entity("甲")] if key in ("entities", "predicates") else Term.entity(f"名{key}")) for key in template.placeholders}
         query = template.render(bindings)
         assert "{{" not in query and query.upper().startswith("SELECT"), name
-
-
-def test_rows_of_terms_render_as_a_values_block_over_several_variables() -> None:
-    pairs = [(Term.entity("首都"), Term.entity("人口")), (Term.entity("成员"), Term.entity("别名"))]
-    query = TEMPLATES["fetch_chain_out_out"].render({"e": Term.entity("枢纽"), "pairs": pairs})
-    assert "VALUES (?p1 ?p2) { (<首都> <人口>) (<成员> <别名>) }" in query
 
 
 def test_a_literal_slot_is_escaped() -> None:

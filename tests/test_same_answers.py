@@ -86,11 +86,8 @@ def _generation_queries(embedded: OxigraphStore) -> Iterator[str]:
         for shape in shapes_of(CHAIN):
             first = around[DISCOVER_OUT if shape.outward else DISCOVER_IN][:20]
             if first:
-                discovery = templates[shape.discovery].render({"e": entity, "predicates": first})
-                yield discovery
-                pairs = [(p1, p2) for p1, p2, _ in embedded.select(discovery).rows][:30]
-                if pairs:
-                    yield templates[shape.fetch].render({"e": entity, "pairs": pairs})
+                for template in (shape.discovery, shape.fetch):
+                    yield templates[template].render({"e": entity, "predicates": first})
         for shape in shapes_of(TYPED):
             predicates = around[DISCOVER_OUT if shape.outward else DISCOVER_IN]
             if predicates:

@@ -25,10 +25,9 @@ are sent in that form (`unbind_constant_patterns`); the answers are the same.
 
 gStore 1.2 also ignores a VALUES block: `VALUES ?e { <A> <B> } ?e ?p ?o`
 answers for every entity of the store (slowly, and wrongly). So a group that
-starts with a VALUES block (of one variable, or of several: `VALUES (?a ?b)
-{ (<A> <B>) ... }`) is sent as a UNION with one branch per row, the values
-written in place of the variables and bound to them (`expand_values`); the
-answers are those the VALUES block means.
+starts with a one-variable VALUES block is sent as a UNION with one branch
+per value, the value written in place of the variable and bound to it
+(`expand_values`); the answers are those the VALUES block means.
 
 gStore 1.2 refuses FILTER EXISTS (StatusCode 1005 `Unary operator not
 supported`), which coqa's typed-discovery templates use (`FILTER EXISTS {
@@ -146,45 +145,36 @@ def join_exists(query: str) -> str:
 
 def expand_values(query: str) -> str:
     """`query` with each group `{ VALUES ?v { t1 t2 ... } REST }` written as
-    `{ { REST[?v:=t1] BIND(t1 AS ?v) } UNION { REST[?v:=t2] BIND(t2 AS ?v) } ... }`,
-    and each `{ VALUES (?a ?b) { (t1 u1) ... } REST }` likewise, a branch per row."""
+    `{ { REST[?v:=t1] BIND(t1 AS ?v) } UNION { REST[?v:=t2] BIND(t2 AS ?v) } ... }`."""
     tokens = [(m.lastgroup, m.group(0)) for m in _TOKEN.finditer(query)]
     while True:
         found = _first_values_group(tokens)
         if found is None:
             return "".join(text for _, text in tokens)
-        open_brace, values_end, close_brace, variables, rows = found
+        open_brace, values_end, close_brace, variable, values = found
         rest = tokens[values_end:close_brace]
         branches = []
-        for row in rows:
-            value_of = dict(zip(variables, row))
-            body = "".join(value_of.get(text, text) if kind == "other" else text for kind, text in rest)
-            binds = " ".join(f"BIND({value} AS {variable})" for variable, value in value_of.items())
-            branches.append(f"{{ {body} {binds} }}")
+        for value in values:
+            body = "".join(value if kind == "other" and text == variable else text for kind, text in rest)
+            branches.append(f"{{ {body} BIND({value} AS {variable}) }}")
         tokens[open_brace + 1 : close_brace] = [("other", " " + " UNION ".join(branches) + " ")]
 
 
-def _first_values_group(tokens: list[tuple[str | None, str]]) -> tuple[int, int, int, list[str], list[list[str]]] | None:
-    """Where the first `{ VALUES ?v { ... } ... }` (or `{ VALUES (?a ?b) { (...) ... } ... }`)
-    is: the group's braces, the end of the VALUES block, its variables and its
-    rows of values; None if there is none."""
+def _first_values_group(tokens: list[tuple[str | None, str]]) -> tuple[int, int, int, str, list[str]] | None:
+    """Where the first `{ VALUES ?v { ... } ... }` is: the group's braces, the
+    end of the VALUES block, its variable and its values; None if there is none."""
     significant = [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
     for position, index in enumerate(significant[:-3]):
         if tokens[index][1].upper() != "VALUES" or position == 0 or tokens[significant[position - 1]][1] != "{":
             continue
-        header, cursor = [], position + 1
-        while cursor < len(significant) and tokens[significant[cursor]][1] != "{":
-            header.append(tokens[significant[cursor]][1])
-            cursor += 1
-        variables = " ".join(header).replace("(", " ").replace(")", " ").split()
-        if not variables or not all(variable.startswith("?") for variable in variables) or cursor >= len(significant):
+        variable, brace = tokens[significant[position + 1]][1], tokens[significant[position + 2]][1]
+        if not variable.startswith("?") or brace != "{":
             continue
-        values, cursor = [], cursor + 1
+        values, cursor = [], position + 3
         while cursor < len(significant) and tokens[significant[cursor]][1] != "}":
             values.append(tokens[significant[cursor]][1])
             cursor += 1
-        rows = _rows(values, len(variables))
-        if cursor >= len(significant) or not rows:
+        if cursor >= len(significant) or not values:
             return None
         depth, end = 1, cursor + 1
         while end < len(significant) and depth:
@@ -193,28 +183,8 @@ def _first_values_group(tokens: list[tuple[str | None, str]]) -> tuple[int, int,
             end += 1
         if depth:
             return None
-        return significant[position - 1], significant[cursor] + 1, significant[end - 1], variables, rows
+        return significant[position - 1], significant[cursor] + 1, significant[end - 1], variable, values
     return None
-
-
-def _rows(values: list[str], width: int) -> list[list[str]] | None:
-    """The rows of a VALUES block's tokens: one value each for one variable,
-    `( v1 v2 )` groups of `width` values for several; None when they are not that."""
-    if width == 1:
-        return [[value] for value in values] if "(" not in values else None
-    rows: list[list[str]] = []
-    row: list[str] | None = None
-    for value in values:
-        if value == "(" and row is None:
-            row = []
-        elif value == ")" and row is not None and len(row) == width:
-            rows.append(row)
-            row = None
-        elif value not in ("(", ")") and row is not None:
-            row.append(value)
-        else:
-            return None
-    return rows if row is None else None
 
 
 def unbind_constant_patterns(query: str) -> str:
