@@ -210,11 +210,12 @@ class EntityLinker:
             for entity, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
                 if entity is not None and type_term is not None:
                     types[entity].add(base_name(type_term.value))
-            hubs = [entity for entity in entities if degrees.get(entity, 0.0) >= DEGREE_COUNTED]
-            for entity in hubs:
+            hubs = {entity for entity in entities if degrees.get(entity, 0.0) >= DEGREE_COUNTED}
+            for entity in sorted(hubs):
                 around[entity].update(*self._predicates_counted_around(entity))
             others = [entity for entity in entities if entity not in hubs]
-            for entity, predicate in self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": others})).rows if others else ():
+            rows = self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": others})).rows if others else []
+            for entity, predicate in rows:
                 if entity is not None and predicate is not None:
                     around[entity].update(predicate.value)
         log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
@@ -240,7 +241,6 @@ class EntityLinker:
                     "t_where_place": cues["cue_where"] * is_place,
                 }
             )
-
 
     def _predicates_counted_around(self, hub: Term) -> list[str]:
         """The predicates around a hub, from the queries with which query

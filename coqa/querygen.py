@@ -227,7 +227,10 @@ class QueryGenerator:
         """`generate`, with the settings that cut something while generating."""
         cuts: list[CapCut] = []
         top = nodes[: self.limits.one_hop_nodes]
-        relevance = {node.surface: node_relevance(question, node.surface, association) for node in top}
+        relevance: dict[str, Callable[[str, bool | None], float]] = {}
+        for node in top:
+            if node.surface not in relevance:
+                relevance[node.surface] = node_relevance(question, node.surface, association)
         hoods = {node.term: self._neighbourhood(node, relevance[node.surface], cuts) for node in top}
         candidates: list[Candidate] = []
         for node in top:
