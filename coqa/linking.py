@@ -36,7 +36,7 @@ from coqa.kb.names import Term
 from coqa.kb.mention_index import LITERAL, MENTION, NAME
 from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions import Mention
-from coqa.shapes import ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES
+from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES
 from coqa.templates import Template
 
 MENTION_FEATURES = (
@@ -225,7 +225,12 @@ class EntityLinker:
             for entity, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
                 if entity is not None and type_term is not None:
                     types[entity].add(base_name(type_term.value))
-            for entity, predicate in self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": entities})).rows:
+            hubs = {entity for entity in entities if degrees.get(entity, 0.0) >= DEGREE_COUNTED}
+            for entity in sorted(hubs):
+                around[entity].update(*self._predicates_counted_around(entity))
+            others = [entity for entity in entities if entity not in hubs]
+            rows = self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": others})).rows if others else []
+            for entity, predicate in rows:
                 if entity is not None and predicate is not None:
                     around[entity].update(predicate.value)
         log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
@@ -251,6 +256,19 @@ class EntityLinker:
                     "t_where_place": cues["cue_where"] * is_place,
                 }
             )
+
+    def _predicates_counted_around(self, hub: Term) -> list[str]:
+        """The predicates around a hub, from the queries with which query
+        generation counts them (`discover_out`, `discover_in`): the same
+        predicates as `predicates_around`, and the knowledge base's result cache
+        answers query generation's count of the hub with these rows, so its
+        edges are walked once, not twice."""
+        return [
+            row[0].value
+            for template in (DISCOVER_OUT, DISCOVER_IN)
+            for row in self.kb.select(self.templates[template].render({"e": hub})).rows
+            if row[0] is not None
+        ]
 
 
 def _characters(words: Iterable[str]) -> set[str]:

@@ -18,6 +18,7 @@ from coqa.explanation import Answer, CandidateRecord, CapCut, Explanation, Linke
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
 from coqa.kb.mention_index import MentionIndex
+from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import EntityLinker, LinkCandidate, LinkedNode
 from coqa.mentions import Mention, detect_mentions, normalize_question
 from coqa.model import ModelError, TrainedModel
@@ -62,23 +63,15 @@ def canonical_order(candidates: list[Candidate], linked: list[LinkedNode]) -> li
 
 
 def learned_association(associations: PredicateAssociations) -> PredicateAssociation:
-    """Query generation's learned relevance for one question: the best
-    association of the predicate (directed, or not when `outward` is None)
-    with the character grams of the text (grams computed once per text).
-    Each score is computed once: query generation asks for the same
-    predicate again when it ranks predicate pairs (about 60% of its asks)."""
-    text_grams: dict[str, set[str]] = {}
-    scores: dict[tuple[str, bool | None, str], float] = {}
+    """Query generation's learned relevance: for a text, the best association
+    of a predicate (directed, or not when `outward` is None) with the
+    character grams of the text (query generation memoises the scores)."""
 
-    def association(predicate: str, outward: bool | None, text: str) -> float:
-        key = (predicate, outward, text)
-        if key not in scores:
-            if text not in text_grams:
-                text_grams[text] = grams(text)
-            scores[key] = associations.score(predicate if outward is None else directed(predicate, outward), text_grams[text])[0]
-        return scores[key]
+    def for_text(text: str) -> Callable[[str, bool | None], float]:
+        against = associations.against(grams(text))
+        return lambda predicate, outward: against.score(predicate if outward is None else directed(predicate, outward))[0]
 
-    return association
+    return for_text
 
 
 class Pipeline:
@@ -138,7 +131,7 @@ class Pipeline:
             from coqa.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        return cls(open_kb(settings), index, model, templates, settings, extra_spans)
+        return cls(CachedKnowledgeBase(open_kb(settings), settings.kb_cache_rows), index, model, templates, settings, extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""

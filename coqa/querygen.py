@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -59,7 +60,9 @@ class Candidate:
 class _Neighbourhood:
     """The expanded predicates around a node, most relevant first: predicate ->
     its answers (empty when it has more than answers_per_predicate) and
-    predicate -> how many there are in all."""
+    predicate -> how many there are in all. Filled once by
+    `QueryGenerator._neighbourhood`, then only read (its inversions are kept:
+    every pair of nodes reads them again)."""
 
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
@@ -68,10 +71,12 @@ class _Neighbourhood:
     # How relevant a predicate read out of (True), into (False) or beyond (None) the node is to the question.
     relevance: Callable[[str, bool | None], float] = lambda predicate, outward: 0.0
 
+    @cached_property
     def subjects_by_node(self) -> dict[Term, set[str]]:
         """For the incoming edges: subject -> the predicates it points here with."""
         return _invert(self.inward)
 
+    @cached_property
     def objects_by_node(self) -> dict[Term, set[str]]:
         """For the outgoing edges: object -> the predicates that lead to it."""
         return _invert(self.out)
@@ -95,11 +100,11 @@ def spelled_share(predicate: str, spelled: set[str]) -> float:
     return len(letters & spelled) / len(letters) if letters else 0.0
 
 
-# The association, learned from training questions, of a predicate read out of
-# (True), into (False) or beyond (None: the second hop of a chain) a linked
-# node with the question text outside the node's mention: 0 when nothing was
-# learned about them.
-PredicateAssociation = Callable[[str, "bool | None", str], float]
+# The association, learned from training questions, of predicates with a text
+# (the question outside a node's mention): given the text, the score of a
+# predicate read out of (True), into (False) or beyond (None: the second hop of
+# a chain) the node, 0 when nothing was learned about them.
+PredicateAssociation = Callable[[str], Callable[[str, "bool | None"], float]]
 
 
 def most_relevant(counts: Mapping[str, int], score: Callable[[str], float], keep: int) -> list[str]:
@@ -114,17 +119,18 @@ def node_relevance(
     """The relevance of predicates around the node mentioned as `surface`: the
     share of the predicate's name the question spells out plus, when given,
     its learned `association` with the rest of the question (so a question
-    that does not spell its predicate still finds it among a hub's thousands)."""
-    rest = question.replace(surface, " ") if surface else question
+    that does not spell its predicate still finds it among a hub's thousands).
+    The one memo of these scores: a hub's predicates are scored again for each
+    shape and predicate pair, and nodes of the same surface share it
+    (`generate_recorded`)."""
+    learned = association(question.replace(surface, " ") if surface else question) if association is not None else None
     spelled = set(question) - set(surface)
-    # A hub's predicates are scored again for each shape and predicate pair: each is computed once.
     scores: dict[tuple[str, bool | None], float] = {}
 
     def score(predicate: str, outward: bool | None) -> float:
         key = (predicate, outward)
         if key not in scores:
-            learned = association(predicate, outward, rest) if association is not None else 0.0
-            scores[key] = spelled_share(predicate, spelled) + learned
+            scores[key] = spelled_share(predicate, spelled) + (learned(predicate, outward) if learned is not None else 0.0)
         return scores[key]
 
     return score
@@ -149,9 +155,6 @@ def _first_hops_within(firsts: Sequence[str], pair_paths: Mapping[tuple[str, str
     return _within(firsts, paths_per_first, budget)
 
 
-COUNTS_CACHED = 2048  # nodes whose predicate counts are kept (a few MB at most)
-
-
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
 
@@ -159,30 +162,20 @@ class QueryGenerator:
         self.kb = kb
         self.templates = templates
         self.limits = limits
-        self._counts_cache: dict[tuple[str, Term], dict[str, int]] = {}  # least recently used first
 
     def _select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render(bindings)).rows
 
     def _predicate_counts(self, name: str, node: Term) -> dict[str, int]:
-        """The store's count per predicate around the node (`discover_out`/`discover_in`).
-        Kept for the COUNTS_CACHED most recently asked nodes: counting walks
-        every edge of a node, and hubs (countries, cities) recur across
-        questions; the knowledge base does not change while coqa answers."""
-        key = (name, node)
-        counts = self._counts_cache.pop(key, None)
-        if counts is None:
-            counts = {}
-            for predicate, count in self._select(name, e=node):
-                if predicate is not None and count is not None:
-                    counts[predicate.value] = int(count.value)
-        self._counts_cache[key] = counts
-        if len(self._counts_cache) > COUNTS_CACHED:
-            del self._counts_cache[next(iter(self._counts_cache))]
+        """The store's count per predicate around the node (`discover_out`/`discover_in`)."""
+        counts: dict[str, int] = {}
+        for predicate, count in self._select(name, e=node):
+            if predicate is not None and count is not None:
+                counts[predicate.value] = int(count.value)
         return counts
 
     def _neighbourhood(
-        self, node: LinkedNode, question: str, association: PredicateAssociation | None, cuts: list[CapCut]
+        self, node: LinkedNode, relevance: Callable[[str, bool | None], float], cuts: list[CapCut]
     ) -> _Neighbourhood:
         """Count the predicates around the node in the store, keep the most
         relevant ones, then fetch answers for those with few enough. The dicts
@@ -190,7 +183,7 @@ class QueryGenerator:
         returns rows in."""
         out_counts = {} if node.term.is_literal else self._predicate_counts(DISCOVER_OUT, node.term)
         in_counts = self._predicate_counts(DISCOVER_IN, node.term)
-        hood = _Neighbourhood({}, {}, {}, {}, node_relevance(question, node.surface, association))
+        hood = _Neighbourhood({}, {}, {}, {}, relevance)
         for outward, counts, template, edges, kept in (
             (True, out_counts, EXPAND_OUT, hood.out, hood.out_counts),
             (False, in_counts, EXPAND_IN, hood.inward, hood.in_counts),
@@ -234,7 +227,11 @@ class QueryGenerator:
         """`generate`, with the settings that cut something while generating."""
         cuts: list[CapCut] = []
         top = nodes[: self.limits.one_hop_nodes]
-        hoods = {node.term: self._neighbourhood(node, question, association, cuts) for node in top}
+        relevance: dict[str, Callable[[str, bool | None], float]] = {}
+        for node in top:
+            if node.surface not in relevance:
+                relevance[node.surface] = node_relevance(question, node.surface, association)
+        hoods = {node.term: self._neighbourhood(node, relevance[node.surface], cuts) for node in top}
         candidates: list[Candidate] = []
         for node in top:
             candidates.extend(self._one_hop(node, hoods[node.term]))
@@ -319,9 +316,9 @@ class QueryGenerator:
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
-        yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node(), b.subjects_by_node(), ordered=True)
-        yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node(), b.subjects_by_node(), ordered=False)
-        yield from self._star(STAR_OUT_OUT, first, second, a.objects_by_node(), b.objects_by_node(), ordered=True)
+        yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node, b.subjects_by_node, ordered=True)
+        yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node, b.subjects_by_node, ordered=False)
+        yield from self._star(STAR_OUT_OUT, first, second, a.objects_by_node, b.objects_by_node, ordered=True)
         for predicate, objects in a.out.items():
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
@@ -393,7 +390,7 @@ class QueryGenerator:
 
     @staticmethod
     def _star3(trio: tuple[LinkedNode, ...], hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
-        maps = [hoods[node.term].subjects_by_node() for node in trio]
+        maps = [hoods[node.term].subjects_by_node for node in trio]
         groups: dict[tuple[str, str, str], set[Term]] = defaultdict(set)
         for answer in maps[0].keys() & maps[1].keys() & maps[2].keys():
             for p1 in maps[0][answer]:

@@ -291,15 +291,15 @@ class PredicateAssociations:
 
     def score(self, predicate: str, question_grams: set[str]) -> tuple[float, float]:
         """(best association, mean of the three best) of predicate with the grams."""
+        return self.against(question_grams).score(predicate)
+
+    def against(self, question_grams: Iterable[str]) -> "GramAssociations":
+        """`score` for many predicates against the same grams (a question's
+        candidates score hundreds): the grams training saw, looked up once."""
         pair_counts, gram_counts, smoothing = self.pair_counts, self.gram_counts, self.smoothing
-        values = sorted(
-            (counts[predicate] / (gram_counts[g] + smoothing)
-             for g in question_grams if (counts := pair_counts.get(g)) is not None and predicate in counts),
-            reverse=True,
-        )  # fmt: skip
-        if not values:
-            return 0.0, 0.0
-        return values[0], sum(values[:3]) / 3.0
+        return GramAssociations(
+            tuple((counts, gram_counts[g] + smoothing) for g in question_grams if (counts := pair_counts.get(g)) is not None)
+        )
 
     def prior(self, predicate: str) -> float:
         return math.log1p(self.predicate_counts.get(predicate, 0))
@@ -311,7 +311,23 @@ class PredicateAssociations:
         pieces = name_pieces(predicate)
         if not pieces:
             return 0.0
-        return sum(self.score(name_piece_key(piece), question_grams)[0] for piece in pieces) / len(pieces)
+        against = self.against(question_grams)
+        return sum(against.score(name_piece_key(piece))[0] for piece in pieces) / len(pieces)
+
+
+@dataclass(frozen=True)
+class GramAssociations:
+    """`PredicateAssociations.score` against one set of question grams (`PredicateAssociations.against`):
+    per gram training saw, its predicate counts and the smoothed count of the gram."""
+
+    seen: tuple[tuple[Mapping[str, int], float], ...]
+
+    def score(self, predicate: str) -> tuple[float, float]:
+        """(best association, mean of the three best) of the predicate with the grams."""
+        values = sorted((counts[predicate] / smoothed for counts, smoothed in self.seen if predicate in counts), reverse=True)
+        if not values:
+            return 0.0, 0.0
+        return values[0], sum(values[:3]) / 3.0
 
 
 def _similarity(predicate: str, rest: str, rest_bigrams: set[str]) -> dict[str, float]:
@@ -340,10 +356,10 @@ class QuestionContext:
     explained: dict[tuple[str, str], set[int]] = field(default_factory=dict)
     # Memos of what many candidates of the question share (speed only: each value is
     # what the function computes for that key): the rest of the question and its
-    # bigrams and grams by the spans the candidate's mentions take out; the predicate
+    # bigrams and grams (with their associations) by the spans the candidate's mentions take out; the predicate
     # features by (rest, predicate) or (rest, directed predicate); the shape and
     # answer features by shape and answers (`_shared`).
-    rests: dict[tuple[tuple[int, int], ...], tuple[str, set[str], set[str]]] = field(default_factory=dict)
+    rests: dict[tuple[tuple[int, int], ...], tuple[str, set[str], set[str], GramAssociations]] = field(default_factory=dict)
     predicate_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
     name_scores: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -367,8 +383,9 @@ def candidate_features(
     spans = tuple((n.start, n.end) for n in candidate.nodes)
     if spans not in context.rests:
         rest = remove_spans(text, spans)
-        context.rests[spans] = (rest, bigrams(rest), grams(rest))
-    rest, rest_bigrams, rest_grams = context.rests[spans]
+        rest_grams = grams(rest)
+        context.rests[spans] = (rest, bigrams(rest), rest_grams, associations.against(rest_grams))
+    rest, rest_bigrams, rest_grams, rest_associations = context.rests[spans]
     features = dict(_shared(context, ("shape", candidate.shape.name), lambda: shape_features(candidate.shape)))
     features.update(context.cues)
     scores = [n.score for n in candidate.nodes]
@@ -383,11 +400,13 @@ def candidate_features(
         n.score for n in linked if n not in used and n.score >= settings.strong_link and not any(n.overlaps(u) for u in used)
     ]
     features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
-    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_grams, associations, neighbours, context))
+    features.update(_predicate_features(candidate, rest, rest_bigrams, rest_associations, associations, neighbours, context))
     if settings.name_associations:
         features.update(_name_association_features(candidate, rest, rest_grams, associations, context))
         features.update(_name_neighbour_features(candidate, context))
-    features.update(_explanation_features(candidate, rest, rest_grams, associations, EXPLAINING_ASSOCIATION, context.explained))
+    features.update(
+        _explanation_features(candidate, rest, rest_associations, associations, EXPLAINING_ASSOCIATION, context.explained)
+    )
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
     features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
@@ -416,7 +435,7 @@ _EXPLANATION_FEATURES = ("x_explained", "x_unexplained", "x_explained_min", "x_e
 
 
 def _explanation_features(
-    candidate: Candidate, rest: str, rest_grams: set[str], associations: PredicateAssociations, threshold: float,
+    candidate: Candidate, rest: str, rest_associations: GramAssociations, associations: PredicateAssociations, threshold: float,
     memo: dict[tuple[str, str], set[int]] | None = None,
 ) -> dict[str, float]:
     """How much of the question's content (what remains after the candidate's
@@ -436,7 +455,7 @@ def _explanation_features(
     union = set().union(*by_predicate)
     last = by_predicate[-1] if candidate.shape.answer_predicate_last() else by_predicate[0]
     pair = pair_key(predicates) if len(predicates) == 2 else ""
-    pair_assoc = associations.score(pair, rest_grams)[0] if pair else 0.0
+    pair_assoc = rest_associations.score(pair)[0] if pair else 0.0
     return {
         "x_explained": len(union) / content if content else 1.0,
         "x_unexplained": float(content - len(union)),
@@ -453,12 +472,12 @@ _PREDICATE_ROW_NAMES = tuple((key, f"p_{key}_max", f"p_{key}_min", f"p_{key}_las
 
 
 def _predicate_row(
-    predicate: str, rest: str, rest_bigrams: set[str], rest_grams: set[str], associations: PredicateAssociations,
+    predicate: str, rest: str, rest_bigrams: set[str], rest_associations: GramAssociations, associations: PredicateAssociations,
     neighbours: PredicateNeighbours, neighbour_sims: np.ndarray,
 ) -> dict[str, float]:
     """The features of one predicate of a path against the rest of the question (_PREDICATE_ROW)."""
     row = _similarity(predicate, rest, rest_bigrams)
-    row["assoc_max"], row["assoc_top3"] = associations.score(predicate, rest_grams)
+    row["assoc_max"], row["assoc_top3"] = rest_associations.score(predicate)
     row["prior"] = associations.prior(predicate)
     row["neighbour_max"], row["neighbour_top3"] = neighbours.score(predicate, neighbour_sims)
     return row
@@ -468,7 +487,7 @@ def _predicate_features(
     candidate: Candidate,
     rest: str,
     rest_bigrams: set[str],
-    rest_grams: set[str],
+    rest_associations: GramAssociations,
     associations: PredicateAssociations,
     neighbours: PredicateNeighbours,
     context: QuestionContext,
@@ -480,7 +499,7 @@ def _predicate_features(
     for predicate in predicates:
         if (rest, predicate) not in context.predicate_rows:
             context.predicate_rows[(rest, predicate)] = _predicate_row(
-                predicate, rest, rest_bigrams, rest_grams, associations, neighbours, context.neighbour_sims
+                predicate, rest, rest_bigrams, rest_associations, associations, neighbours, context.neighbour_sims
             )
         rows.append(context.predicate_rows[(rest, predicate)])
     last = rows[-1] if candidate.shape.answer_predicate_last() else rows[0]
@@ -497,7 +516,7 @@ def _predicate_features(
     first = directed(predicates[0], candidate.shape.outward)
     if (rest, first) not in context.directed_rows:
         context.directed_rows[(rest, first)] = (
-            associations.score(first, rest_grams)[0], associations.prior(first), neighbours.score(first, context.neighbour_sims)[0]
+            rest_associations.score(first)[0], associations.prior(first), neighbours.score(first, context.neighbour_sims)[0]
         )
     features["p_assoc_directed"], features["p_prior_directed"], features["p_neighbour_directed"] = context.directed_rows[(rest, first)]
     return features

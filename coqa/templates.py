@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -25,6 +26,11 @@ class Template:
 
     name: str
     text: str
+    # The text split at its placeholders: text, name, text, ..., text (rendering joins them, no regex per query).
+    _parts: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_parts", tuple(_PLACEHOLDER.split(self.text)))
 
     @property
     def placeholders(self) -> list[str]:
@@ -33,18 +39,20 @@ class Template:
     def render(self, bindings: Mapping[str, Term | int | Sequence[Term]]) -> str:
         """The query with every placeholder replaced: a term by `sparql_term`,
         a sequence of terms by their terms joined with spaces, a number as it is."""
-
-        def substitute(match: re.Match[str]) -> str:
-            value = bindings[match.group(1)]
+        parts = list(self._parts)
+        for i in range(1, len(parts), 2):
+            value = bindings[parts[i]]
             if isinstance(value, int):
-                return str(value)
-            if isinstance(value, Term):
-                return sparql_term(value)
-            return " ".join(sparql_term(term) for term in value)
+                parts[i] = str(value)
+            elif isinstance(value, Term):
+                parts[i] = sparql_term(value)
+            else:
+                parts[i] = " ".join(map(sparql_term, value))
+        return "".join(parts)
 
-        return _PLACEHOLDER.sub(substitute, self.text)
 
-
+# Cached: the same entities and predicates are written into query after query.
+@lru_cache(maxsize=1 << 16)
 def sparql_term(term: Term) -> str:
     """A term as it stands in a query: `<name>` or an escaped string literal."""
     return sparql_string(term.value) if term.is_literal else sparql_name(term.value)

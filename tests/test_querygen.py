@@ -4,7 +4,7 @@ of the CCKS gold queries."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -14,6 +14,7 @@ from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.loader import load_kb
 from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import LinkedNode
 from coqa.querygen import Candidate, QueryGenerator, most_relevant, node_relevance
 from coqa.resources import QUERIES_DIR
@@ -103,9 +104,9 @@ def test_relevance_is_the_share_of_predicate_characters_spelled_out_beside_the_m
 
 
 def test_a_learned_association_finds_a_predicate_the_question_does_not_spell() -> None:
-    def association(predicate: str, outward: bool | None, text: str) -> float:
-        assert text == " 在哪" and outward is True
-        return 0.6 if predicate == "所属地区" else 0.0
+    def association(text: str) -> Callable[[str, bool | None], float]:
+        assert text == " 在哪"
+        return lambda predicate, outward: 0.6 if predicate == "所属地区" and outward is True else 0.0
 
     score = node_relevance("枢纽在哪", "枢纽", association)
     assert most_relevant({"关系1": 1, "所属地区": 5, "人口": 9}, lambda p: score(p, True), 1) == ["所属地区"]
@@ -166,16 +167,16 @@ class _CountingKB:
     """A real store whose SELECT texts are recorded."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb, self.sent = kb, []
+        self.kb, self.sent, self.description = kb, [], kb.description
 
     def select(self, query: str):  # type: ignore[no-untyped-def]
         self.sent.append(query)
         return self.kb.select(query)
 
 
-def test_a_node_s_predicates_are_counted_once_across_questions(hub_kb: KnowledgeBase) -> None:
+def test_a_node_s_predicates_are_counted_once_across_questions_behind_the_result_cache(hub_kb: KnowledgeBase) -> None:
     kb = _CountingKB(hub_kb)
-    generator = QueryGenerator(kb, TEMPLATES, QueryGenerationSettings())  # type: ignore[arg-type]
+    generator = QueryGenerator(CachedKnowledgeBase(kb, 100_000), TEMPLATES, QueryGenerationSettings())  # type: ignore[arg-type]
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     first = generator.generate([hub], "枢纽的首都")
     second = generator.generate([hub], "枢纽的首都")

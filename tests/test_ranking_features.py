@@ -28,7 +28,7 @@ def explanation(predicates: tuple[str, ...], associations: PredicateAssociations
     shape = CHAIN_OUT_OUT if len(predicates) == 2 else ONE_HOP_OUT
     candidate = Candidate(shape, {}, (FILM,), predicates, (Term.entity("某城"),))
     rest = remove_spans(QUESTION, [(FILM.start, FILM.end)])
-    return _explanation_features(candidate, rest, grams(rest), associations, 0.2)
+    return _explanation_features(candidate, rest, associations.against(grams(rest)), associations, 0.2)
 
 
 def test_content_leaves_out_asking_words_punctuation_and_mentions() -> None:
@@ -49,12 +49,12 @@ def test_wording_learned_for_a_predicate_explains_it() -> None:
     candidate = Candidate(ONE_HOP_OUT, {}, (FILM,), ("导演",), (Term.entity("某人"),))
     rest = remove_spans("无名之辈是谁拍摄的", [(0, 4)])
     assert content(rest) == "拍摄"
-    assert _explanation_features(candidate, rest, grams(rest), associations, 0.2)["x_explained"] == 0.0
+    assert _explanation_features(candidate, rest, associations.against(grams(rest)), associations, 0.2)["x_explained"] == 0.0
     for _ in range(4):
         associations.add(grams("谁拍摄的"), ["导演"])
-    assert _explanation_features(candidate, rest, grams(rest), associations, 0.2)["x_explained"] == 1.0
+    assert _explanation_features(candidate, rest, associations.against(grams(rest)), associations, 0.2)["x_explained"] == 1.0
     associations.add(grams("拍摄地点"), ["拍摄地点"])
-    assert _explanation_features(candidate, rest, grams(rest), associations, 0.7)["x_explained"] == 0.0
+    assert _explanation_features(candidate, rest, associations.against(grams(rest)), associations, 0.7)["x_explained"] == 0.0
 
 
 def test_gold_chains_teach_the_wording_of_their_predicate_pair() -> None:

@@ -1,0 +1,76 @@
+"""Linking a hub (an entity whose degree count reaches DEGREE_COUNTED): the
+predicates around it come from query generation's per-node counts, which the
+result cache then answers for query generation, so its edges are walked once;
+the facts-fit feature is the one `predicates_around` gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coqa.config import LinkingSettings
+from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
+from coqa.kb.base import QueryResult
+from coqa.kb.loader import load_kb
+from coqa.kb.mention_index import MentionIndex
+from coqa.kb.names import Term
+from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.result_cache import CachedKnowledgeBase
+from coqa.linking import DEGREE_COUNTED, EntityLinker, LinkerModel
+from coqa.mentions import detect_mentions
+from coqa.resources import QUERIES_DIR
+from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_PREDICATES
+from coqa.templates import load_templates
+
+TEMPLATES = load_templates(QUERIES_DIR)
+HUB, SMALL = Term.entity("枢纽"), Term.entity("小站")
+
+
+class CountingStore(OxigraphStore):
+    """The real embedded store, counting the queries that reach it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.sent: list[str] = []
+
+    def select(self, query: str) -> QueryResult:
+        self.sent.append(query)
+        return super().select(query)
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("hub-link-data")
+    lines = [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(DEGREE_COUNTED)]
+    lines += ["<枢纽>\t<首都>\t<京城> .", "<来客>\t<到达>\t<枢纽> .", "<小站>\t<首都>\t<京城> ."]
+    (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (data / "pkubase-mention2ent.txt").write_text("枢纽\t枢纽\t1\n小站\t小站\t1\n", encoding="utf-8")
+    store = tmp_path_factory.mktemp("hub-link-store") / "s"
+    load_kb([data], store, progress=False)
+    return store
+
+
+def _context(store_dir: Path, question: str) -> tuple[dict[Term, float], list[str]]:
+    store = CountingStore(store_dir / STORE_SUBDIR)
+    try:
+        linker = EntityLinker(CachedKnowledgeBase(store, 1000), TEMPLATES, LinkerModel({}), LinkingSettings())
+        mentions = detect_mentions(question, MentionIndex.open(store_dir / INDEX_SUBDIR))
+        return {c.term: c.features["t_context"] for c in linker.candidates(question, mentions)}, store.sent
+    finally:
+        store.close()
+
+
+def test_a_hubs_predicates_are_those_query_generation_counts(store_dir: Path) -> None:
+    context, sent = _context(store_dir, "枢纽的首都")
+    assert context == {HUB: 1.0}
+    assert TEMPLATES[DISCOVER_OUT].render({"e": HUB}) in sent and TEMPLATES[DISCOVER_IN].render({"e": HUB}) in sent
+    assert not any(query.startswith(TEMPLATES[ENTITY_PREDICATES].text[:20]) for query in sent)
+    assert _context(store_dir, "枢纽的到达")[0] == {HUB: 1.0}  # 到达 leads into the hub: both directions are read
+    assert _context(store_dir, "枢纽的人口")[0] == {HUB: 0.0}
+
+
+def test_the_other_entities_are_read_as_before(store_dir: Path) -> None:
+    context, sent = _context(store_dir, "小站的首都")
+    assert context == {SMALL: 1.0}
+    assert TEMPLATES[ENTITY_PREDICATES].render({"entities": [SMALL]}) in sent

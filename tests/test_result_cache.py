@@ -1,0 +1,81 @@
+"""The rows of recent queries kept in front of a backend: the same rows as the
+store, the store asked once per query while it is kept, the row budget held."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from coqa.kb import STORE_SUBDIR
+from coqa.kb.base import QueryResult
+from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.result_cache import CachedKnowledgeBase
+
+EDGES = "SELECT ?s ?p ?o WHERE { ?s ?p ?o . } LIMIT {n}"
+
+
+class CountingStore(OxigraphStore):
+    """The real embedded store, counting the queries that reach it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.sent: list[str] = []
+
+    def select(self, query: str) -> QueryResult:
+        self.sent.append(query)
+        return super().select(query)
+
+
+@pytest.fixture
+def store(kb_store_dir: Path) -> Iterator[CountingStore]:
+    counting = CountingStore(kb_store_dir / STORE_SUBDIR)
+    yield counting
+    counting.close()
+
+
+def edges(n: int) -> str:
+    return EDGES.replace("{n}", str(n))
+
+
+def test_a_repeated_query_gets_the_same_rows_without_reaching_the_store(store: CountingStore) -> None:
+    cached = CachedKnowledgeBase(store, max_rows=1000)
+    first = cached.select(edges(5))
+    first.rows.clear()  # each caller gets its own row list
+    again = cached.select(edges(5))
+    assert again.rows == store.select(edges(5)).rows and len(again.rows) == 5
+    assert store.sent == [edges(5), edges(5)]  # the second was the test's own
+
+
+def page(k: int) -> str:
+    return f"SELECT ?s ?p ?o WHERE {{ ?s ?p ?o . }} LIMIT 3 OFFSET {k}"
+
+
+def test_the_least_recently_used_results_leave_when_the_row_budget_is_full(store: CountingStore) -> None:
+    cached = CachedKnowledgeBase(store, max_rows=40)  # room for 10 results of 3 rows (+1 each)
+    for k in range(10):
+        cached.select(page(k))
+    cached.select(page(0))  # used again: page 1 is now the least recently used
+    cached.select(page(10))
+    store.sent.clear()
+    cached.select(page(0))
+    cached.select(page(2))
+    cached.select(page(10))
+    assert store.sent == []
+    cached.select(page(1))
+    assert store.sent == [page(1)]
+
+
+def test_a_result_larger_than_a_tenth_of_the_budget_is_not_kept(store: CountingStore) -> None:
+    cached = CachedKnowledgeBase(store, max_rows=40)
+    cached.select(edges(5))
+    cached.select(edges(5))
+    assert store.sent == [edges(5), edges(5)]
+
+
+def test_a_budget_of_zero_keeps_nothing(store: CountingStore) -> None:
+    cached = CachedKnowledgeBase(store, max_rows=0)
+    cached.select(edges(0))
+    cached.select(edges(0))
+    assert store.sent == [edges(0), edges(0)]
