@@ -131,7 +131,11 @@ class Pipeline:
             from coqa.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        return cls(CachedKnowledgeBase(open_kb(settings), settings.kb_cache_rows), index, model, templates, settings, extra_spans)
+        # Only the embedded store is cached: coqa opens it as a snapshot that
+        # cannot change while it runs, whereas a server's data may change (or
+        # the server go down) under a running coqa, which must then show.
+        cached_rows = settings.kb_cache_rows if settings.backend == "oxigraph" else 0
+        return cls(CachedKnowledgeBase(open_kb(settings), cached_rows), index, model, templates, settings, extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""
