@@ -25,6 +25,7 @@ from coqa.kb.formats import Triple
 from coqa.kb.gstore_server import GStoreServer, gstore_available, serve_gstore
 from coqa.kb.names import Term, name_to_iri
 from coqa.kb.oxigraph_server import serve_store_copy
+from coqa.kb.base import QueryResult
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.virtuoso_server import serve_virtuoso, virtuoso_available
 
@@ -63,6 +64,18 @@ FIXTURE_FACTS: list[tuple[str, str, Term]] = [
     ("甲|乙", "组成", Term.entity("乙")),
     ("A^B {C}\\D", "备注", Term.literal("制表\t符")),
 ]
+
+
+class CountingStore(OxigraphStore):
+    """The real embedded store, counting the queries that reach it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.sent: list[str] = []
+
+    def select(self, query: str) -> QueryResult:
+        self.sent.append(query)
+        return super().select(query)
 
 
 def _node(term: Term) -> ox.NamedNode | ox.Literal:

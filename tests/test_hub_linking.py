@@ -11,11 +11,9 @@ import pytest
 
 from coqa.config import LinkingSettings
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
-from coqa.kb.base import QueryResult
 from coqa.kb.loader import load_kb
 from coqa.kb.mention_index import MentionIndex
 from coqa.kb.names import Term
-from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import DEGREE_COUNTED, EntityLinker, LinkerModel
 from coqa.mentions import detect_mentions
@@ -23,20 +21,10 @@ from coqa.resources import QUERIES_DIR
 from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_PREDICATES
 from coqa.templates import load_templates
 
+from conftest import CountingStore
+
 TEMPLATES = load_templates(QUERIES_DIR)
 HUB, SMALL = Term.entity("枢纽"), Term.entity("小站")
-
-
-class CountingStore(OxigraphStore):
-    """The real embedded store, counting the queries that reach it."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.sent: list[str] = []
-
-    def select(self, query: str) -> QueryResult:
-        self.sent.append(query)
-        return super().select(query)
 
 
 @pytest.fixture(scope="module")

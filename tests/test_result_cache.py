@@ -9,23 +9,11 @@ from typing import Iterator
 import pytest
 
 from coqa.kb import STORE_SUBDIR
-from coqa.kb.base import QueryResult
-from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.result_cache import CachedKnowledgeBase
 
+from conftest import CountingStore
+
 EDGES = "SELECT ?s ?p ?o WHERE { ?s ?p ?o . } LIMIT {n}"
-
-
-class CountingStore(OxigraphStore):
-    """The real embedded store, counting the queries that reach it."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.sent: list[str] = []
-
-    def select(self, query: str) -> QueryResult:
-        self.sent.append(query)
-        return super().select(query)
 
 
 @pytest.fixture
