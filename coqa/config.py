@@ -132,7 +132,7 @@ class Settings:
     timeout: float = 10.0
     retries: int = 2
     retry_backoff: float = 0.5
-    # Rows of recently sent queries kept in memory, for questions that send them again (0: none); embedded store only.
+    # Rows of recently sent queries kept in memory, for questions that send them again (0: none); kept across questions for the embedded store only.
     kb_cache_rows: int = 100_000
     hanlp: bool = False
     log_level: str = "WARNING"

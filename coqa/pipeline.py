@@ -131,11 +131,9 @@ class Pipeline:
             from coqa.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        # Only the embedded store is cached: coqa opens it as a snapshot that
-        # cannot change while it runs, whereas a server's data may change (or
-        # the server go down) under a running coqa, which must then show.
-        cached_rows = settings.kb_cache_rows if settings.backend == "oxigraph" else 0
-        return cls(CachedKnowledgeBase(open_kb(settings), cached_rows), index, model, templates, settings, extra_spans)
+        # coqa opens the embedded store as a snapshot that cannot change while it runs.
+        kb = CachedKnowledgeBase(open_kb(settings), settings.kb_cache_rows, across_questions=settings.backend == "oxigraph")
+        return cls(kb, index, model, templates, settings, extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""
@@ -188,6 +186,8 @@ class Pipeline:
         started = time.perf_counter()
         explanation = Explanation(question=question)
         answers: list[str] = []
+        if isinstance(self.kb, CachedKnowledgeBase):
+            self.kb.start_question()
         try:
             answers = self._answer(question, explanation)
         except KBError as error:

@@ -67,3 +67,37 @@ def test_a_budget_of_zero_keeps_nothing(store: CountingStore) -> None:
     cached.select(edges(0))
     cached.select(edges(0))
     assert store.sent == [edges(0), edges(0)]
+
+
+def test_rows_kept_for_one_question_are_forgotten_when_the_next_starts(store: CountingStore) -> None:
+    for across_questions, sent_again in ((False, [edges(3)]), (True, [])):
+        cached = CachedKnowledgeBase(store, max_rows=1000, across_questions=across_questions)
+        cached.start_question()
+        cached.select(edges(3))
+        cached.select(edges(3))  # the same question asks again: from memory either way
+        store.sent.clear()
+        cached.start_question()
+        cached.select(edges(3))
+        assert store.sent == sent_again
+
+
+def test_a_remote_pipeline_asks_the_server_again_for_each_question(oxigraph_server: str, kb_store_dir: Path) -> None:
+    """With a SPARQL endpoint the rows serve only the question that asked
+    them; with the embedded store they stay for the next question."""
+    from coqa.config import load_settings
+    from coqa.kb import INDEX_SUBDIR
+    from coqa.pipeline import Pipeline
+
+    for flags, kept in (
+        ({"backend": "sparql", "endpoint": oxigraph_server, "mention_index": str(kb_store_dir / INDEX_SUBDIR)}, False),
+        ({"store": str(kb_store_dir)}, True),
+    ):
+        pipeline = Pipeline.from_settings(load_settings(flags=flags))
+        try:
+            pipeline.answer("周星驰的身高是多少？")
+            assert isinstance(pipeline.kb, CachedKnowledgeBase)
+            rows_after_one = pipeline.kb.kept_rows
+            pipeline.answer("")  # a question that sends no query
+            assert rows_after_one > 0 and (pipeline.kb.kept_rows == rows_after_one) == kept
+        finally:
+            pipeline.close()

@@ -21,13 +21,32 @@ class CachedKnowledgeBase:
     """`kb` answering a query it answered recently from memory. At most
     `max_rows` rows are kept in all, for the most recently used queries;
     0 keeps none. Every call gets its own QueryResult (a copy of the row
-    list; the rows are tuples, shared)."""
+    list; the rows are tuples, shared). `across_questions`: keep the rows
+    from one question to the next, for a knowledge base that cannot change
+    while coqa runs; otherwise `start_question` forgets them, so they serve
+    only the question that asked (a server's data may change, or the server
+    go down, between two questions, and that must show)."""
 
-    def __init__(self, kb: KnowledgeBase, max_rows: int) -> None:
+    def __init__(self, kb: KnowledgeBase, max_rows: int, across_questions: bool = True) -> None:
         self.kb = kb
         self.description = kb.description
         self.max_rows = max_rows
+        self.across_questions = across_questions
         self._results: dict[str, QueryResult] = {}  # least recently used first
+        self._rows = 0
+
+    @property
+    def kept_rows(self) -> int:
+        """The room the kept results take (their rows, plus one per result)."""
+        return self._rows
+
+    def start_question(self) -> None:
+        """Called before each question: forgets the rows unless they are kept across questions."""
+        if not self.across_questions:
+            self._forget()
+
+    def _forget(self) -> None:
+        self._results.clear()
         self._rows = 0
 
     def select(self, query: str) -> QueryResult:
@@ -45,8 +64,7 @@ class CachedKnowledgeBase:
         return QueryResult(list(result.variables), list(result.rows), result.boolean)
 
     def close(self) -> None:
-        self._results.clear()
-        self._rows = 0
+        self._forget()
         self.kb.close()
 
 
