@@ -124,7 +124,7 @@ def main() -> None:
         counters: dict[str, CountingKB] = {}
         for name in names:
             opened = Pipeline.from_settings(load_settings(flags=flags[name]))
-            counters[name] = CountingKB(opened.kb)
+            counters[name] = CountingKB(opened.kb.kb)  # under the pipeline's result cache: the queries sent
             pipelines[name] = Pipeline(
                 counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans  # type: ignore[arg-type]
             )

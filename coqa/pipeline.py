@@ -91,7 +91,10 @@ class Pipeline:
         settings: Settings,
         extra_spans: Callable[[str], Iterable[tuple[int, int]]] | None = None,
     ) -> None:
-        self.kb = kb
+        # The rows of recent queries, in front of `kb`: kept from one question
+        # to the next only for the embedded store, which coqa opens as a
+        # snapshot that cannot change while it runs.
+        self.kb = CachedKnowledgeBase(kb, settings.kb_cache_rows, across_questions=settings.backend == "oxigraph")
         self.index = index
         self.model = model
         self.templates = templates
@@ -131,9 +134,7 @@ class Pipeline:
             from coqa.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        # coqa opens the embedded store as a snapshot that cannot change while it runs.
-        kb = CachedKnowledgeBase(open_kb(settings), settings.kb_cache_rows, across_questions=settings.backend == "oxigraph")
-        return cls(kb, index, model, templates, settings, extra_spans)
+        return cls(open_kb(settings), index, model, templates, settings, extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""
@@ -186,8 +187,7 @@ class Pipeline:
         started = time.perf_counter()
         explanation = Explanation(question=question)
         answers: list[str] = []
-        if isinstance(self.kb, CachedKnowledgeBase):
-            self.kb.start_question()
+        self.kb.start_question()
         try:
             answers = self._answer(question, explanation)
         except KBError as error:
