@@ -105,8 +105,8 @@ class Pipeline:
             except ConfigError as error:
                 raise ModelError(f"the model's recorded settings cannot be used ({error}); retrain with `coqa train`") from None
         self.settings = settings
-        self.generator = QueryGenerator(kb, templates, settings.query_generation)
-        self.linker = EntityLinker(kb, templates, model.linker, settings.linking) if model else None
+        self.generator = QueryGenerator(self.kb, templates, settings.query_generation)
+        self.linker = EntityLinker(self.kb, templates, model.linker, settings.linking) if model else None
         self.ranker = QueryRanker(model.ranker, settings.ranking) if model else None
 
     @classmethod

@@ -35,11 +35,6 @@ class CachedKnowledgeBase:
         self._results: dict[str, QueryResult] = {}  # least recently used first
         self._rows = 0
 
-    @property
-    def kept_rows(self) -> int:
-        """The room the kept results take (their rows, plus one per result)."""
-        return self._rows
-
     def start_question(self) -> None:
         """Called before each question: forgets the rows unless they are kept across questions."""
         if not self.across_questions:
