@@ -285,11 +285,12 @@ def test_two_workers_answer_and_a_dead_one_is_replaced(tmp_path: Path) -> None:
         assert len(workers) == 2
 
         os.kill(workers[0], signal.SIGKILL)
-        replies = [post(server, "/answer", {"question": "周星驰的身高是多少？"}) for _ in range(2)]
-        assert [r.status_code for r in replies] in ([503, 200], [200, 200])  # 200 when the pool saw the death first
-        if replies[0].status_code == 503:
-            assert "started anew" in error_of(replies[0])
-        assert replies[1].json()["answers"] == ['"174cm"']
+        # The live worker may answer before the pool sees the death; the
+        # request that finds the pool broken gets one 503, the next a new pool.
+        replies = [post(server, "/answer", {"question": "周星驰的身高是多少？"}) for _ in range(4)]
+        failed = [r for r in replies if r.status_code != 200]
+        assert len(failed) <= 1 and all(r.status_code == 503 and "started anew" in error_of(r) for r in failed)
+        assert replies[-1].json()["answers"] == ['"174cm"']
         assert server.process.poll() is None
 
 
