@@ -133,7 +133,7 @@ def synthetic_names(uses: dict[str, PredicateUse], used: set[str], predicates: s
     names = sorted(p for p in uses if p not in used)
     if predicates == "any":
         return names
-    own = set().union(*(_character_pairs(p) for p in used)) if used else set()
+    own = set().union(*(_character_pairs(p) for p in used))
     return [p for p in names if not _character_pairs(p) & own]
 
 

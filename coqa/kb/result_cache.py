@@ -3,10 +3,11 @@
 Questions about the same entities send the same queries again: the degree of
 a link candidate, the predicates counted around a node, the answers of its
 most relevant predicates, the two-hop paths of a hub (on pkubase-bench dev,
-answered in order, 4 queries in 10 repeat one sent before). The knowledge
-base does not change while coqa answers, so a repeated query is answered
-from memory: the same rows, without parsing, planning, evaluating and
-converting them again (or a round trip to a server).
+answered in order, 4 queries in 10 repeat one sent before). A repeated query
+is answered from memory: the same rows, without parsing, planning,
+evaluating and converting them again (or a round trip to a server). The
+rows are kept from one question to the next only where the knowledge base
+cannot change meanwhile (see `CachedKnowledgeBase`).
 """
 
 from __future__ import annotations
