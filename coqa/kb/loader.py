@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.base import KBError
-from coqa.kb.bulk_load import store_pass
+from coqa.kb.bulk_load import StorePass, store_pass
 from coqa.kb.formats import MENTIONS
 from coqa.kb.index_job import ChildJob, IndexJob
 from coqa.kb.manifest import read_manifest, write_manifest
@@ -144,11 +144,11 @@ def _build(
         index_only,
         passes.reports,
         None,
-        passes.triples,
+        passes.stored.triples if passes.stored else None,
         passes.index_entries,
         time.perf_counter() - started,
-        passes.facts_added,
-        compaction_seconds=passes.compaction_seconds,
+        passes.stored.added if passes.stored else None,
+        compaction_seconds=passes.stored.compaction_seconds if passes.stored else None,
     )
     write_manifest(work_dir, report, previous)
     return report
@@ -177,12 +177,13 @@ def _show_progress(progress: bool | None) -> bool:
 
 @dataclass
 class _Passes:
+    """What the counting pass found, and what the store pass did (None
+    when only the index was built)."""
+
     reports: list[FileReport]
     index_entries: int
     rejected: int
-    triples: int | None = None
-    facts_added: int | None = None
-    compaction_seconds: float | None = None
+    stored: StorePass | None = None
 
 
 def _run_passes(
@@ -215,12 +216,7 @@ def _run_passes(
         try:
             stored = store_pass(triple_files, work_dir / STORE_SUBDIR, bar, known_triples, compact)
             bar.set_postfix_str("mention index")
-            passes = _Passes(
-                *(child.result() if child else job.run(bar)),
-                triples=stored.triples,
-                facts_added=stored.added,
-                compaction_seconds=stored.compaction_seconds,
-            )
+            passes = _Passes(*(child.result() if child else job.run(bar)), stored=stored)
         except BaseException:
             if child:
                 child.kill()
