@@ -70,7 +70,7 @@ def main() -> None:
             print(f"  {label:<40} {top:.4f} / {share:.4f}  ({len(names)} features, {time.perf_counter() - begun:.0f} s)")
         return
     associations, neighbours = trainer.ranking_statistics(examples)
-    table = trainer.ranking_table(examples, link_scores, associations, neighbours)
+    table = trainer.ranking_table(examples, link_scores, associations, neighbours, trainer.paraphrases_by_fold(examples))
     print(f"rows built in {time.perf_counter() - started:.0f} s: {len(questions)} questions, {len(table.rows)} candidates")
     if args.without:
         kept = tuple(name for name in RANK_FEATURES if not name.startswith(tuple(args.without)))

@@ -74,6 +74,9 @@ class LinkingSettings:
     # Shortest span of a question matched against the mention index. `coqa
     # train` on an NLPCC file lowers it to 1 when a gold subject is one character.
     min_mention_length: int = 2
+    # Mentions of names written by sound or shortened (coqa.name_variants). `coqa
+    # train` on an NLPCC file turns them on; the default leaves PKU BASE linking unchanged.
+    name_variants: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from coqa.kb.mention_index import MentionIndex
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import EntityLinker, LinkCandidate, LinkedNode
 from coqa.mentions import Mention, detect_mentions, normalize_question
+from coqa.name_variants import NameVariants
 from coqa.model import ModelError, TrainedModel
 from coqa.querygen import Candidate, PredicateAssociation, QueryGenerator
 from coqa.ranking import PredicateAssociations, QueryRanker, directed, grams
@@ -106,6 +107,7 @@ class Pipeline:
                 raise ModelError(f"the model's recorded settings cannot be used ({error}); retrain with `coqa train`") from None
         self.settings = settings
         self.generator = QueryGenerator(self.kb, templates, settings.query_generation)
+        self.name_variants = NameVariants.build(index) if settings.linking.name_variants else None
         self.linker = EntityLinker(self.kb, templates, model.linker, settings.linking) if model else None
         self.ranker = QueryRanker(model.ranker, settings.ranking) if model else None
 
@@ -138,7 +140,11 @@ class Pipeline:
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""
-        return detect_mentions(text, self.index, self.extra_spans, self.settings.linking.min_mention_length)
+        mentions = detect_mentions(text, self.index, self.extra_spans, self.settings.linking.min_mention_length)
+        if self.name_variants is None:
+            return mentions
+        variants = self.name_variants.mentions(text, ((m.start, m.end) for m in mentions))
+        return sorted(mentions + variants, key=lambda m: (m.start, -m.end))
 
     def generate(self, text: str, linked: list[LinkedNode], associations: PredicateAssociations | None = None) -> list[Candidate]:
         """Candidate queries for the linked nodes of the normalized question (see `generate_recorded`)."""

@@ -35,6 +35,7 @@ from coqa.cues import (
     CUES, PLURAL, SINGULAR, content_mask, looks_like_date, looks_like_person, looks_like_place, looks_numeric, question_cues,
 )  # fmt: skip
 from coqa.linking import LinkedNode
+from coqa.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
 from coqa.kb.surfaces import normalize_surface
 from coqa.querygen import Candidate
 from coqa.shapes import SHAPES, TYPE_PREDICATE, shape_features
@@ -364,6 +365,7 @@ class QuestionContext:
     directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
     name_scores: dict[tuple[str, str], float] = field(default_factory=dict)
     name_neighbours: dict[str, tuple[float, float]] = field(default_factory=dict)
+    paraphrases: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
 
 
@@ -376,7 +378,7 @@ def _shared(context: QuestionContext, key: tuple, compute: Callable[[], dict[str
 
 def candidate_features(
     context: QuestionContext, candidate: Candidate, associations: PredicateAssociations, neighbours: PredicateNeighbours,
-    settings: RankingSettings,
+    settings: RankingSettings, paraphrases: PredicateParaphrases | None = None,
 ) -> dict[str, float]:
     """The features of one candidate (all of CANDIDATE_FEATURES)."""
     text, linked = context.text, context.linked
@@ -404,6 +406,7 @@ def candidate_features(
     if settings.name_associations:
         features.update(_name_association_features(candidate, rest, rest_grams, associations, context))
         features.update(_name_neighbour_features(candidate, context))
+        features.update(_paraphrase_features(candidate, rest, paraphrases, context))
     features.update(
         _explanation_features(candidate, rest, rest_associations, associations, EXPLAINING_ASSOCIATION, context.explained)
     )
@@ -523,8 +526,10 @@ def _predicate_features(
 
 
 NAME_ASSOCIATION_FEATURES = ("p_name_assoc_max", "p_name_assoc_min", "p_name_assoc_last")
-# Of those and NAME_NEIGHBOUR_FEATURES, the ones also compared with the question's best candidate (see `add_relative_features`).
-NAME_RELATIVE_FEATURES = ("p_name_assoc_max", "p_name_neighbour_best", "p_name_neighbour_vote")
+# Of those, NAME_NEIGHBOUR_FEATURES and PARAPHRASE_FEATURES, the ones also compared with the question's best candidate (see `add_relative_features`).
+NAME_RELATIVE_FEATURES = (
+    "p_name_assoc_max", "p_name_neighbour_best", "p_name_neighbour_vote", "p_paraphrase_name", "p_paraphrase_wording",
+)  # fmt: skip
 
 
 def _name_association_features(
@@ -570,6 +575,23 @@ def _name_neighbour_features(candidate: Candidate, context: QuestionContext) -> 
     if predicate not in context.name_neighbours:
         context.name_neighbours[predicate] = name_neighbour_scores(predicate, context.nearest)
     return dict(zip(NAME_NEIGHBOUR_FEATURES, context.name_neighbours[predicate]))
+
+
+PARAPHRASE_FEATURES = ("p_paraphrase_name", "p_paraphrase_wording")
+
+
+def _paraphrase_features(
+    candidate: Candidate, rest: str, paraphrases: PredicateParaphrases | None, context: QuestionContext
+) -> dict[str, float]:
+    """`PredicateParaphrases.scores` of the rest of the question and the name
+    of the predicate that gives the answers (0 for a model without paraphrases)."""
+    predicates = _path_predicates(candidate)
+    if not predicates or paraphrases is None:
+        return dict.fromkeys(PARAPHRASE_FEATURES, 0.0)
+    predicate = predicates[-1] if candidate.shape.answer_predicate_last() else predicates[0]
+    if (rest, predicate) not in context.paraphrases:
+        context.paraphrases[(rest, predicate)] = paraphrases.scores(rest, matching_name(predicate))
+    return dict(zip(PARAPHRASE_FEATURES, context.paraphrases[(rest, predicate)]))
 
 
 _ANSWER_FEATURES = (
@@ -658,12 +680,12 @@ def _relative_features(settings: RankingSettings) -> tuple[str, ...]:
 
 def rank_features(settings: RankingSettings) -> tuple[str, ...]:
     """The ranker's features under these settings: RANK_FEATURES, and with
-    `name_associations` NAME_ASSOCIATION_FEATURES, NAME_NEIGHBOUR_FEATURES and
-    the gaps of NAME_RELATIVE_FEATURES."""
+    `name_associations` NAME_ASSOCIATION_FEATURES, NAME_NEIGHBOUR_FEATURES,
+    PARAPHRASE_FEATURES and the gaps of NAME_RELATIVE_FEATURES."""
     if not settings.name_associations:
         return RANK_FEATURES
     return (
-        RANK_FEATURES + NAME_ASSOCIATION_FEATURES + NAME_NEIGHBOUR_FEATURES
+        RANK_FEATURES + NAME_ASSOCIATION_FEATURES + NAME_NEIGHBOUR_FEATURES + PARAPHRASE_FEATURES
         + tuple(f"gap_{name}" for name in NAME_RELATIVE_FEATURES)
     )  # fmt: skip
 
@@ -671,11 +693,13 @@ def rank_features(settings: RankingSettings) -> tuple[str, ...]:
 @dataclass
 class RankerModel:
     """The ranker's trained part: association counts and the TF-IDF neighbours
-    of the training questions, and the scorer (None while training builds it)."""
+    of the training questions, the scorer (None while training builds it),
+    and with `ranking.name_associations` the predicate paraphrases."""
 
     associations: PredicateAssociations
     neighbours: PredicateNeighbours
     scorer: BoostedScorer | None = None
+    paraphrases: PredicateParaphrases | None = None
 
     def save(self, directory: Path) -> list[str]:
         """Write the part into a model directory; return the file names."""
@@ -684,7 +708,8 @@ class RankerModel:
         self.neighbours.save(directory / NEIGHBOURS_FILE)
         assert self.scorer is not None, "a ranker model is saved after training"
         self.scorer.save(directory / SCORER_FILE)
-        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, SCORER_FILE]
+        paraphrases = [self.paraphrases.save(directory)] if self.paraphrases is not None else []
+        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, SCORER_FILE, *paraphrases]
 
     @classmethod
     def load(cls, directory: Path, settings: RankingSettings) -> "RankerModel":
@@ -693,6 +718,7 @@ class RankerModel:
             PredicateAssociations.from_json(data, settings.association_smoothing),
             PredicateNeighbours.load(directory / NEIGHBOURS_FILE),
             BoostedScorer.load(directory / SCORER_FILE),
+            PredicateParaphrases.load(directory) if (directory / PARAPHRASES_FILE).is_file() else None,
         )
 
 
@@ -714,7 +740,9 @@ class QueryRanker:
         nearest = self.model.neighbours.nearest(sims, NAME_NEIGHBOURS) if self.settings.name_associations else ()
         context = QuestionContext(text, linked, question_cues(text), sims, nearest)
         for candidate in candidates:
-            candidate.features = candidate_features(context, candidate, self.model.associations, self.model.neighbours, self.settings)
+            candidate.features = candidate_features(
+                context, candidate, self.model.associations, self.model.neighbours, self.settings, self.model.paraphrases
+            )
         add_relative_features([c.features for c in candidates], self.settings)
 
     def rank(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> list[tuple[float, Candidate]]:

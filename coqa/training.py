@@ -32,7 +32,8 @@ from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel
 from coqa.mentions import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
-from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, name_piece_key, name_pieces, pair_key, rank_features, remove_spans
+from coqa.paraphrase import PredicateParaphrases
+from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, matching_name, name_piece_key, name_pieces, pair_key, rank_features, remove_spans
 from coqa.shapes import TYPE_PREDICATE
 from coqa.templates import Template, template_digest
 
@@ -75,9 +76,11 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
     fact of one subject: other shapes add work and wrong candidates), and
     mentions from one character on when some gold subject is a single
     character named in its question (`狗`, `铑`; the default skips such spans,
-    which are noise on PKU BASE); and the predicate-name association features
-    (`ranking.name_associations`: each predicate is the gold one of a few NLPCC
-    questions at most, so most are rare or unseen). Keys the user set explicitly are kept."""
+    which are noise on PKU BASE); names written by sound or shortened
+    (`linking.name_variants`, coqa.name_variants: NLPCC questions are typed by
+    people, with input-method slips and short forms); and the predicate-name
+    features (`ranking.name_associations`: each predicate is the gold one of a
+    few NLPCC questions at most, so most are rare or unseen). Keys the user set explicitly are kept."""
     shapes = sorted({name for q in questions if (name := expressing_template(q.sparql, templates)) is not None})
     one_character = any(
         len(term.value) == 1 and term.value in normalize_question(q.question)
@@ -88,8 +91,11 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
     implied: dict[str, dict[str, Any]] = {}
     if shapes and "query_generation.shapes" not in settings.explicit:
         implied["query_generation"] = {"shapes": ",".join(shapes)}
+    implied["linking"] = {}
     if one_character and "linking.min_mention_length" not in settings.explicit:
-        implied["linking"] = {"min_mention_length": 1}
+        implied["linking"]["min_mention_length"] = 1
+    if "linking.name_variants" not in settings.explicit:
+        implied["linking"]["name_variants"] = True
     if "ranking.name_associations" not in settings.explicit:
         implied["ranking"] = {"name_associations": True}
     return replace(settings.with_overrides(implied, "NLPCC training file"), explicit=settings.explicit)
@@ -174,7 +180,8 @@ class Trainer:
         started = time.perf_counter()
         examples, keyphraseness, link_scores, (linker_scorer, order_scorer) = self.link_examples(questions)
         associations, neighbours = self.ranking_statistics(examples)
-        table = self.ranking_table(examples, link_scores, associations, neighbours)
+        paraphrases = self.paraphrases_by_fold(examples)
+        table = self.ranking_table(examples, link_scores, associations, neighbours, paraphrases)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
         expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
         link_labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
@@ -184,7 +191,7 @@ class Trainer:
         )  # fmt: skip
         model = TrainedModel(
             linker=LinkerModel(keyphraseness[self.folds], linker_scorer, order_scorer),
-            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer),
+            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer, paraphrases[self.folds]),
             settings=self.settings.algorithm(),
             template_digest=template_digest(self.pipeline.templates),
             training_data_digest=training_data_digest(questions),
@@ -249,10 +256,11 @@ class Trainer:
         link_scores: Sequence[LinkScores],
         associations: Sequence[PredicateAssociations],
         neighbours: PredicateNeighbours,
+        paraphrases: Sequence[PredicateParaphrases | None],
     ) -> RankingTable:
         """The ranker's training rows, from cross-fitted links and statistics."""
         rankers = [
-            QueryRanker(RankerModel(associations[fold], neighbours), self.settings.ranking, hidden_fold=fold)
+            QueryRanker(RankerModel(associations[fold], neighbours, paraphrases=paraphrases[fold]), self.settings.ranking, hidden_fold=fold)
             for fold in range(self.folds)
         ]
         table = RankingTable()
@@ -323,3 +331,19 @@ class Trainer:
                     table.add(question_grams, keys)
         neighbours = PredicateNeighbours.fit(texts, [e.predicates for e in examples], [e.fold for e in examples])
         return tables, neighbours
+
+    def paraphrases_by_fold(self, examples: Sequence[_Example]) -> list[PredicateParaphrases | None]:
+        """With `ranking.name_associations`, the predicate paraphrases fitted on
+        the wording of the questions of each fold's others (index `folds`: on
+        all) and their gold predicates (`coqa.paraphrase`); Nones without."""
+        if not self.settings.ranking.name_associations:
+            return [None] * (self.folds + 1)
+        pairs = []
+        for example in examples:
+            spans = [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)]
+            wording = remove_spans(example.text, spans)
+            pairs.extend((example.fold, wording, matching_name(p)) for p in example.predicates if is_predicate_key(p))
+        return [
+            PredicateParaphrases.fit([(wording, name) for fold, wording, name in pairs if fold != held_out])
+            for held_out in [*range(self.folds), None]
+        ]

@@ -36,7 +36,8 @@ from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.sources import find_sources
 from coqa.linking import LinkedNode
 from coqa.querygen import QueryGenerator
-from coqa.ranking import NAME_ASSOCIATION_FEATURES
+from coqa.paraphrase import PARAPHRASES_FILE
+from coqa.ranking import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
 from coqa.resources import QUERIES_DIR
 from coqa.templates import load_templates
 from coqa.training import nlpcc_training_settings
@@ -248,6 +249,8 @@ def test_load_train_answer_eval_on_an_invented_nlpcc_kb(tmp_path: Path, capsys) 
     assert recorded["query_generation"]["shapes"] == "one_hop_out"  # the shape of every NLPCC gold query
     assert recorded["ranking"]["name_associations"] is True
     assert set(NAME_ASSOCIATION_FEATURES) <= set(meta["features"]["ranker"])
+    assert set(PARAPHRASE_FEATURES) <= set(meta["features"]["ranker"]) and (Path(model) / PARAPHRASES_FILE).is_file()
+    assert recorded["linking"]["name_variants"] is True
     assert recorded["linking"]["min_mention_length"] == 2  # no gold subject is a single character
     result = tmp_path / "result.txt"
     assert main(["answer", str(tmp_path / "questions.txt"), "-o", str(result), "--store", store, "--model", model]) == 0
@@ -276,13 +279,19 @@ def test_an_nlpcc_training_file_sets_its_shapes_and_one_character_mentions_unles
     implied = nlpcc_training_settings(Settings(), questions, templates)
     assert (implied.query_generation.shapes, implied.linking.min_mention_length) == ("one_hop_out", 1)
     assert implied.ranking.name_associations and not Settings().ranking.name_associations
+    assert implied.linking.name_variants and not Settings().linking.name_variants
     assert implied.explicit == frozenset()
     assert nlpcc_training_settings(Settings(), questions[1:], templates).linking.min_mention_length == 2
     mine = Settings().with_overrides(
-        {"linking": {"min_mention_length": 2}, "query_generation": {"shapes": ""}, "ranking": {"name_associations": False}}, "test"
-    )
+        {
+            "linking": {"min_mention_length": 2, "name_variants": False}, "query_generation": {"shapes": ""},
+            "ranking": {"name_associations": False},
+        },
+        "test",
+    )  # fmt: skip
     kept = nlpcc_training_settings(mine, questions, templates)
     assert (kept.query_generation.shapes, kept.linking.min_mention_length, kept.ranking.name_associations) == ("", 2, False)
+    assert not kept.linking.name_variants
 
 
 def test_generation_keeps_to_the_shapes_the_settings_name(tmp_path: Path) -> None:

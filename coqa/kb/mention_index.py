@@ -349,6 +349,10 @@ class MentionIndex:
     def __len__(self) -> int:
         return sum(map(len, self._segments))
 
+    def surfaces(self) -> set[str]:
+        """Every indexed surface, once (read whole: for indexes small enough to hold in memory)."""
+        return {key for segment in self._segments for key in segment.keys()}
+
     def _entries(self, key: str) -> tuple[IndexEntry, ...]:
         """The entries stored under exactly `key`, in all segments."""
         values = [value for segment in self._segments for value in segment.get(key, ())]
