@@ -683,8 +683,7 @@ class RankerModel:
         (directory / ASSOCIATIONS_FILE).write_text(text, encoding="utf-8")
         self.neighbours.save(directory / NEIGHBOURS_FILE)
         assert self.scorer is not None, "a ranker model is saved after training"
-        self.scorer.save(directory / SCORER_FILE)
-        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, SCORER_FILE]
+        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE] + self.scorer.save(directory / SCORER_FILE)
 
     @classmethod
     def load(cls, directory: Path, settings: RankingSettings) -> "RankerModel":
