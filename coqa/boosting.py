@@ -6,6 +6,10 @@ a missing or unknown feature is an error, never silently filled with 0.
 `objective` binary is a pointwise model (the score is P(right)); lambdarank
 is listwise, trained on the rows of each question as one group (its raw
 score is passed through the logistic function to stay in (0, 1)).
+A scorer may be a bag of several such models fitted with different seeds
+and subsamples of the questions; it scores with their mean (of the
+probabilities, or of the raw ranking scores), which varies less with the
+seed and the training rows than one model does.
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ class FeatureMismatch(ValueError):
 
 @dataclass
 class BoostedScorer:
-    """A LightGBM booster with the feature names it was trained on, in column order."""
+    """LightGBM boosters (one, or the members of a bag) with the feature names
+    they were trained on, in column order."""
 
-    booster: lightgbm.Booster
+    boosters: tuple[lightgbm.Booster, ...]
     feature_names: tuple[str, ...]
     objective: str
 
@@ -43,21 +48,37 @@ class BoostedScorer:
         """Scores in (0, 1), higher is better, one per row."""
         if not rows:
             return []
+        matrix = self.matrix(rows)
         # One thread: OpenMP threads cost far more than they save on the small batches of one question.
-        raw = self.booster.predict(self.matrix(rows), num_threads=1, raw_score=self.objective == "lambdarank")
+        raw = sum(booster.predict(matrix, num_threads=1, raw_score=self.objective == "lambdarank") for booster in self.boosters)
+        mean = np.asarray(raw) / len(self.boosters)
         if self.objective == "lambdarank":
-            return [1.0 / (1.0 + math.exp(-value)) for value in raw]
-        return [float(value) for value in raw]
+            return [1.0 / (1.0 + math.exp(-value)) for value in mean]
+        return [float(value) for value in mean]
 
-    def save(self, path: Path) -> None:
-        """LightGBM's text model file (it carries the feature names and the objective)."""
-        self.booster.save_model(str(path))
+    def save(self, path: Path) -> list[str]:
+        """LightGBM's text model files (each carries the feature names and the
+        objective): the first booster at `path`, the other members of a bag
+        beside it (`member_path`); returns the file names."""
+        paths = [member_path(path, i) for i in range(len(self.boosters))]
+        for booster, member in zip(self.boosters, paths):
+            booster.save_model(str(member))
+        return [member.name for member in paths]
 
     @classmethod
     def load(cls, path: Path) -> "BoostedScorer":
-        booster = lightgbm.Booster(model_file=str(path))
-        objective = "lambdarank" if "lambdarank" in str(booster.params.get("objective", "")) else "binary"
-        return cls(booster, tuple(booster.feature_name()), objective)
+        """The scorer saved at `path`, with the members of its bag."""
+        boosters = [lightgbm.Booster(model_file=str(path))]
+        while member_path(path, len(boosters)).is_file():
+            boosters.append(lightgbm.Booster(model_file=str(member_path(path, len(boosters)))))
+        objective = "lambdarank" if "lambdarank" in str(boosters[0].params.get("objective", "")) else "binary"
+        return cls(tuple(boosters), tuple(boosters[0].feature_name()), objective)
+
+
+def member_path(path: Path, member: int) -> Path:
+    """Where member `member` of a bagged scorer saved at `path` is: `path`
+    itself for the first, `ranker.1.txt` beside `ranker.txt` for the second."""
+    return path if member == 0 else path.with_name(f"{path.stem}.{member}{path.suffix}")
 
 
 def feature_matrix(rows: Sequence[Mapping[str, float]], names: Sequence[str]) -> np.ndarray:
@@ -81,9 +102,30 @@ def fit_scorer(
 ) -> BoostedScorer:
     """Train a scorer; `labels` are relevance grades (0: wrong; binary fits
     whether a grade is positive, lambdarank orders by grade), `groups` the sizes
-    of consecutive runs of rows of one question (used by lambdarank). Seeded,
-    one thread, deterministic."""
-    parameters = {
+    of consecutive runs of rows of one question (used by lambdarank). With
+    `settings.bags` above 1, a bag of that many models, member i seeded with
+    `seed` * bags + i and each round fitted on a random `settings.bag_fraction`
+    of the questions (LightGBM's bagging by query; of the rows for binary).
+    Seeded, one thread, deterministic."""
+    matrix = feature_matrix(rows, names)
+    ranking = settings.objective == "lambdarank"
+    label = np.array(labels) if ranking else (np.array(labels) > 0).astype(int)
+    if settings.bags == 1:
+        seeds, bagged = [seed], False
+    else:
+        seeds, bagged = [seed * settings.bags + i for i in range(settings.bags)], True
+    boosters = []
+    for member_seed in seeds:
+        # A Dataset per member: LightGBM bins it with the member's seed (it samples rows to place the bins).
+        data = lightgbm.Dataset(matrix, label=label, group=list(groups) if ranking else None, feature_name=list(names))
+        boosters.append(_fit_booster(data, settings, member_seed, bagged))
+    return BoostedScorer(tuple(boosters), tuple(names), settings.objective)
+
+
+def _fit_booster(data: lightgbm.Dataset, settings: BoosterSettings, seed: int, bagged: bool) -> lightgbm.Booster:
+    """One LightGBM model on `data`; `bagged`: each round on a random
+    `settings.bag_fraction` of the rows (of the questions, for lambdarank)."""
+    parameters: dict[str, object] = {
         "objective": settings.objective,
         "learning_rate": settings.learning_rate,
         "num_leaves": settings.num_leaves,
@@ -97,12 +139,6 @@ def fit_scorer(
     }
     if settings.objective == "lambdarank":
         parameters["lambdarank_truncation_level"] = 10
-    data = lightgbm.Dataset(
-        feature_matrix(rows, names),
-        label=np.array(labels) if settings.objective == "lambdarank" else (np.array(labels) > 0).astype(int),
-        group=list(groups) if settings.objective == "lambdarank" else None,
-        feature_name=list(names),
-        free_raw_data=True,
-    )
-    booster = lightgbm.train(parameters, data, num_boost_round=settings.rounds)
-    return BoostedScorer(booster, tuple(names), settings.objective)
+    if bagged:
+        parameters.update(bagging_fraction=settings.bag_fraction, bagging_freq=1, bagging_by_query=settings.objective == "lambdarank")
+    return lightgbm.train(parameters, data, num_boost_round=settings.rounds)

@@ -101,6 +101,9 @@ class BoosterSettings:
     num_leaves: int = 31
     min_data_in_leaf: int = 20
     lambda_l2: float = 0.0
+    # Models averaged (coqa.boosting.fit_scorer); above 1, each round of each is fitted on this share of the questions.
+    bags: int = 1
+    bag_fraction: float = 0.8
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,8 @@ class Settings:
         for booster in (settings.training.linker, settings.training.ranker):
             if booster.objective not in OBJECTIVES:
                 raise ConfigError(f"{source}: objective must be one of {', '.join(OBJECTIVES)}, not {booster.objective!r}")
+            if booster.bags < 1 or not 0.0 < booster.bag_fraction <= 1.0:
+                raise ConfigError(f"{source}: bags must be at least 1 and bag_fraction in (0, 1], not {booster.bags} and {booster.bag_fraction}")
         return replace(settings, explicit=self.explicit | {key for key in changed if "." in key})
 
     def algorithm(self) -> dict[str, Any]:

@@ -107,11 +107,10 @@ class LinkerModel:
         table = {surface: list(counts) for surface, counts in sorted(self.keyphraseness.items())}
         (directory / KEYPHRASENESS_FILE).write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
         assert self.scorer is not None, "a linker model is saved after training"
-        self.scorer.save(directory / SCORER_FILE)
+        files = [KEYPHRASENESS_FILE] + self.scorer.save(directory / SCORER_FILE)
         if self.order_scorer is None:
-            return [KEYPHRASENESS_FILE, SCORER_FILE]
-        self.order_scorer.save(directory / ORDER_FILE)
-        return [KEYPHRASENESS_FILE, SCORER_FILE, ORDER_FILE]
+            return files
+        return files + self.order_scorer.save(directory / ORDER_FILE)
 
     @classmethod
     def load(cls, directory: Path) -> "LinkerModel":

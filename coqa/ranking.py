@@ -707,9 +707,8 @@ class RankerModel:
         (directory / ASSOCIATIONS_FILE).write_text(text, encoding="utf-8")
         self.neighbours.save(directory / NEIGHBOURS_FILE)
         assert self.scorer is not None, "a ranker model is saved after training"
-        self.scorer.save(directory / SCORER_FILE)
         paraphrases = [self.paraphrases.save(directory)] if self.paraphrases is not None else []
-        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, SCORER_FILE, *paraphrases]
+        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, *self.scorer.save(directory / SCORER_FILE), *paraphrases]
 
     @classmethod
     def load(cls, directory: Path, settings: RankingSettings) -> "RankerModel":

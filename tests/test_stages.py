@@ -5,13 +5,15 @@ the model directory (saved, loaded, refused when out of date)."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from coqa.boosting import FeatureMismatch, feature_matrix, fit_scorer
-from coqa.config import BoosterSettings, Settings
+from coqa.boosting import BoostedScorer, FeatureMismatch, feature_matrix, fit_scorer
+from coqa.config import BoosterSettings, ConfigError, Settings
 from coqa.dataset import read_ccks
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.names import Term
@@ -144,6 +146,32 @@ def test_graded_labels_train_both_objectives(objective: str) -> None:
     assert wrong < value and wrong < entity
     if objective == "lambdarank":  # the pointwise model reads both positive grades as right
         assert value < entity
+
+
+@pytest.mark.parametrize("objective", ["binary", "lambdarank"])
+def test_a_bagged_scorer_scores_with_the_mean_of_its_members_and_saves_each(objective: str, tmp_path: Path) -> None:
+    rows = [{"x": float(x), "y": float((x * 7 + q) % 5)} for q in range(60) for x in (0, 1, 2)]
+    labels = [0, 1, 2] * 60
+    settings = BoosterSettings(objective, rounds=20, min_data_in_leaf=1, bags=3, bag_fraction=0.5)
+    bagged = fit_scorer(rows, labels, [3] * 60, ["x", "y"], settings, seed=4)
+    assert [booster.params["seed"] for booster in bagged.boosters] == [12, 13, 14]
+    assert bagged.save(tmp_path / "ranker.txt") == ["ranker.txt", "ranker.1.txt", "ranker.2.txt"]
+    loaded = BoostedScorer.load(tmp_path / "ranker.txt")
+    probe = [{"x": 0.0, "y": 1.0}, {"x": 2.0, "y": 3.0}]
+    assert loaded.score(probe) == bagged.score(probe)
+    raw = [sum(b.predict(bagged.matrix(probe), raw_score=objective == "lambdarank")[i] for b in bagged.boosters) / 3 for i in (0, 1)]
+    if objective == "lambdarank":
+        raw = [1.0 / (1.0 + math.exp(-value)) for value in raw]
+    assert loaded.score(probe) == pytest.approx(raw)
+    one = fit_scorer(rows, labels, [3] * 60, ["x", "y"], replace(settings, bags=1), seed=4)
+    assert len(one.boosters) == 1 and one.save(tmp_path / "one.txt") == ["one.txt"]
+
+
+def test_bags_must_be_positive_and_their_share_a_fraction() -> None:
+    with pytest.raises(ConfigError, match="bags must be at least 1"):
+        Settings().with_overrides({"training": {"ranker": {"bags": 0}}}, "test")
+    with pytest.raises(ConfigError, match="bag_fraction in"):
+        Settings().with_overrides({"training": {"ranker": {"bag_fraction": 1.5}}}, "test")
 
 
 def test_training_records_its_settings_and_learns_the_demo(model_dir: Path, trained: TrainedModel, settings: Settings) -> None:
