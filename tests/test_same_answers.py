@@ -24,7 +24,7 @@ from coqa.kb.names import Term
 from coqa.kb.oxigraph_store import OxigraphStore
 from coqa.kb.sparql_endpoint import SparqlEndpoint
 from coqa.resources import QUERIES_DIR
-from coqa.shapes import CHAIN, CHAIN_OUT_IN_PATHS, DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, EXPAND_IN, EXPAND_OUT, IN_DEGREE, TYPED, shapes_of
+from coqa.shapes import CHAIN, DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, EXPAND_IN, EXPAND_OUT, IN_DEGREE, TYPED, shapes_of
 from coqa.templates import load_templates
 
 GENERATION_ENTITIES = 40  # gold entities of the first dev questions whose neighbourhoods are queried
@@ -87,10 +87,8 @@ def _generation_queries(embedded: OxigraphStore) -> Iterator[str]:
         for shape in shapes_of(CHAIN):
             first = around[DISCOVER_OUT if shape.outward else DISCOVER_IN][:20]
             if first:
-                for template in (shape.discovery, shape.fetch):
-                    yield templates[template].render({"e": entity, "predicates": first})
-                if shape.discovery == "discover_chain_out_in":
-                    yield templates[CHAIN_OUT_IN_PATHS].render({"e": entity, "predicates": first, "limit": DEGREE_LIMIT})
+                for template in (shape.discovery, shape.fetch):  # a discovery's walk bound that cuts nothing: coqa uses no cut count
+                    yield templates[template].render({"e": entity, "predicates": first, "limit": 1_000_000})
         for shape in shapes_of(TYPED):
             predicates = around[DISCOVER_OUT if shape.outward else DISCOVER_IN]
             if predicates:
