@@ -51,6 +51,12 @@ class QueryGenerationSettings:
     answers_per_node: int = 1000
     # First-hop predicates per node and chain shape whose two-hop paths are counted.
     chain_predicates: int = 10
+    # chain_out_in walks every edge into its middle nodes: a first hop through a middle node with
+    # more edges arriving than this is not counted (a synthetic hub's 85,000 took 3 s at 10M).
+    # Its discovery walks at most this many paths; only when it reaches them are the middle nodes'
+    # edges counted, one by one. No pkubase-bench node reached by a first hop has that many (the
+    # most: 6,162 into 阿根廷; <人物>'s 12,112 are all <类型>, never a chain's first hop).
+    chain_middle_edges: int = 10000
     # Predicate pairs per node and chain shape kept for candidates, the most relevant first.
     chain_pairs: int = 30
     # Paths fetched per node and chain shape (the rarer the shape in CCKS, the less it may

@@ -36,7 +36,7 @@ from coqa.kb.names import Term
 from coqa.kb.mention_index import LITERAL, MENTION, NAME
 from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions import Mention
-from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES
+from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES, IN_DEGREE
 from coqa.templates import Template
 
 MENTION_FEATURES = (
@@ -225,6 +225,7 @@ class EntityLinker:
                 if entity is not None and type_term is not None:
                     types[entity].add(base_name(type_term.value))
             hubs = {entity for entity in entities if degrees.get(entity, 0.0) >= DEGREE_COUNTED}
+            hubs |= self._arriving_hubs([entity for entity in entities if entity not in hubs])
             for entity in sorted(hubs):
                 around[entity].update(*self._predicates_counted_around(entity))
             others = [entity for entity in entities if entity not in hubs]
@@ -255,6 +256,21 @@ class EntityLinker:
                     "t_where_place": cues["cue_where"] * is_place,
                 }
             )
+
+    def _arriving_hubs(self, entities: Sequence[Term]) -> set[Term]:
+        """The entities with at least DEGREE_COUNTED edges arriving (a country,
+        a university: hubs by what points at them), whose predicates are then
+        counted like those of any hub instead of read edge by edge. One
+        bounded count of all their arriving edges first; one per entity only
+        when that reaches the bound."""
+        if not entities or self._arriving_edges(entities) < DEGREE_COUNTED:
+            return set()
+        return {entity for entity in entities if self._arriving_edges([entity]) >= DEGREE_COUNTED}
+
+    def _arriving_edges(self, entities: Sequence[Term]) -> int:
+        """The edges arriving at `entities`, counted up to DEGREE_COUNTED (no row, gStore's answer to a count of nothing: 0)."""
+        rows = self.kb.select(self.templates[IN_DEGREE].render({"entities": entities, "limit": DEGREE_COUNTED})).rows
+        return int(rows[0][0].value) if rows and rows[0][0] is not None else 0
 
     def _predicates_counted_around(self, hub: Term) -> list[str]:
         """The predicates around a hub, from the queries with which query

@@ -31,7 +31,7 @@ from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.shapes import (
-    CHAIN, COUNT, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
+    CHAIN, CHAIN_OUT_IN, COUNT, IN_DEGREE, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
     PREDICATE, STAR3_IN, STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
 )  # fmt: skip
 from coqa.templates import Template
@@ -280,6 +280,9 @@ class QueryGenerator:
             if not chosen:
                 continue
             pair_paths = self._chain_pair_counts(shape, node.term, chosen)
+            if shape is CHAIN_OUT_IN and sum(pair_paths.values()) > self.limits.chain_middle_edges:
+                chosen, paths = self._first_hops_through_small_middles(node.term, chosen, cuts)
+                pair_paths = self._chain_pair_counts(shape, node.term, chosen, walked=paths + 1) if chosen else {}
             score = {pair: hood.relevance(pair[0], shape.outward) + hood.relevance(pair[1], None) for pair in pair_paths}
             kept = sorted(pair_paths, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
             if len(kept) < len(pair_paths):
@@ -295,10 +298,32 @@ class QueryGenerator:
                 bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
                 yield Candidate(shape, bindings, (node,), (p1, p2), _sorted(answers))
 
-    def _chain_pair_counts(self, shape: Shape, node: Term, firsts: Sequence[str]) -> dict[tuple[str, str], int]:
-        """The store's count of two-hop paths per predicate pair, first hops among `firsts`."""
+    def _first_hops_through_small_middles(self, node: Term, firsts: Sequence[str], cuts: list[CapCut]) -> tuple[list[str], int]:
+        """The first hops of chain_out_in none of whose middle nodes has more
+        than chain_middle_edges edges arriving, and how many paths they have
+        in all: called when the discovery's walk reached the bound, each
+        middle node's arriving edges are counted up to it."""
+        bound = self.limits.chain_middle_edges
+        middles = self._expand(EXPAND_OUT, node, firsts)
+        arriving = {y: self._bounded_count(IN_DEGREE, entities=[y], limit=bound + 1) for ys in middles.values() for y in ys}
+        kept = [p for p in firsts if all(arriving[y] <= bound for y in middles.get(p, ()))]
+        if len(kept) < len(firsts):
+            cuts.append(CapCut("chain_middle_edges", f"{node} {CHAIN_OUT_IN.name}", len(kept), len(firsts)))
+        return kept, sum(arriving[y] for p in kept for y in middles.get(p, ()))
+
+    def _bounded_count(self, name: str, **bindings: Term | int | Sequence[Term]) -> int:
+        """The single count a bounded counting template returns (no row, gStore's answer to a count of nothing: 0)."""
+        rows = self._select(name, **bindings)
+        return int(rows[0][0].value) if rows and rows[0][0] is not None else 0
+
+    def _chain_pair_counts(self, shape: Shape, node: Term, firsts: Sequence[str], walked: int = 0) -> dict[tuple[str, str], int]:
+        """The store's count of two-hop paths per predicate pair, first hops
+        among `firsts`. chain_out_in's discovery walks at most `walked` paths
+        (default: one more than chain_middle_edges); its counts are complete
+        only when they add up to less."""
         pair_paths: dict[tuple[str, str], int] = {}
-        for p1, p2, count in self._select(shape.discovery, e=node, predicates=[Term.entity(p) for p in firsts]):
+        limit = walked or self.limits.chain_middle_edges + 1
+        for p1, p2, count in self._select(shape.discovery, e=node, predicates=[Term.entity(p) for p in firsts], limit=limit):
             if p1 is not None and p2 is not None and count is not None:
                 pair_paths[(p1.value, p2.value)] = int(count.value)
         return pair_paths

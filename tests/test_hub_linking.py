@@ -24,16 +24,17 @@ from coqa.templates import load_templates
 from conftest import CountingStore
 
 TEMPLATES = load_templates(QUERIES_DIR)
-HUB, SMALL = Term.entity("枢纽"), Term.entity("小站")
+HUB, SMALL, STATION = Term.entity("枢纽"), Term.entity("小站"), Term.entity("车站")
 
 
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("hub-link-data")
     lines = [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(DEGREE_COUNTED)]
-    lines += ["<枢纽>\t<首都>\t<京城> .", "<来客>\t<到达>\t<枢纽> .", "<小站>\t<首都>\t<京城> ."]
+    lines += ["<枢纽>\t<首都>\t<京城> .", "<来客>\t<到达>\t<枢纽> .", "<小站>\t<首都>\t<京城> .", "<车站>\t<首都>\t<京城> ."]
+    lines += [f"<旅客{i}>\t<到达>\t<车站> ." for i in range(DEGREE_COUNTED)]
     (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (data / "pkubase-mention2ent.txt").write_text("枢纽\t枢纽\t1\n小站\t小站\t1\n", encoding="utf-8")
+    (data / "pkubase-mention2ent.txt").write_text("枢纽\t枢纽\t1\n小站\t小站\t1\n车站\t车站\t1\n", encoding="utf-8")
     store = tmp_path_factory.mktemp("hub-link-store") / "s"
     load_kb([data], store, progress=False)
     return store
@@ -62,3 +63,11 @@ def test_the_other_entities_are_read_as_before(store_dir: Path) -> None:
     context, sent = _context(store_dir, "小站的首都")
     assert context == {SMALL: 1.0}
     assert TEMPLATES[ENTITY_PREDICATES].render({"entities": [SMALL]}) in sent
+
+
+def test_an_entity_with_few_edges_out_and_many_arriving_is_counted_as_a_hub(store_dir: Path) -> None:
+    context, sent = _context(store_dir, "车站的到达")
+    assert context == {STATION: 1.0}
+    assert TEMPLATES[DISCOVER_IN].render({"e": STATION}) in sent
+    assert not any(query.startswith(TEMPLATES[ENTITY_PREDICATES].text[:20]) for query in sent)
+    assert _context(store_dir, "车站的首都")[0] == {STATION: 1.0}

@@ -192,3 +192,43 @@ def test_answers_per_node_fetches_the_most_relevant_predicates_that_fit(hub_kb: 
     assert one_hop["成员"].answers == () and one_hop["成员"].answer_count == 8
     assert CapCut("answers_per_node", "<枢纽> out", 20, HUB_EDGES + 2) in cuts
     assert CapCut("answers_per_node", "<枢纽> chain_out_out", 20, HUB_EDGES + 2) in cuts
+
+
+@pytest.fixture(scope="module")
+def middle_hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """A real store where <甲>'s 国籍 leads to a middle node 21 things point at
+    (a hub) and its 母校 to one that <乙> alone points at."""
+    data = tmp_path_factory.mktemp("middle-hub-data")
+    lines = ["<甲>\t<国籍>\t<大国> .", "<甲>\t<母校>\t<小校> .", "<乙>\t<母校>\t<小校> ."]
+    lines += [f"<人{i}>\t<国籍>\t<大国> ." for i in range(20)]
+    (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (data / "pkubase-mention2ent.txt").write_text("甲\t甲\t1\n", encoding="utf-8")
+    store = tmp_path_factory.mktemp("middle-hub-store") / "s"
+    load_kb([data], store, progress=False)
+    kb = OxigraphStore(store / STORE_SUBDIR)
+    yield kb
+    kb.close()
+
+
+def _chains_out_in(kb: KnowledgeBase, bound: int) -> tuple[dict[tuple[str, ...], tuple[Term, ...]], list[CapCut], list[str]]:
+    counting = _CountingKB(kb)
+    generator = QueryGenerator(counting, TEMPLATES, QueryGenerationSettings(chain_middle_edges=bound))  # type: ignore[arg-type]
+    node = LinkedNode(Term.entity("甲"), 0.9, 0, 1, "甲")
+    candidates, cuts = generator.generate_recorded([node], "甲的校友有谁")
+    chains = {c.predicates: c.answers for c in candidates if c.shape.name == "chain_out_in"}
+    return chains, cuts, counting.sent
+
+
+def test_chain_out_in_does_not_count_paths_through_a_middle_node_with_more_edges_than_the_bound(middle_hub_kb: KnowledgeBase) -> None:
+    chains, cuts, sent = _chains_out_in(middle_hub_kb, 10)
+    assert chains == {("母校", "母校"): (Term.entity("乙"),)}
+    assert CapCut("chain_middle_edges", "<甲> chain_out_in", 1, 2) in cuts
+    recount = TEMPLATES["discover_chain_out_in"].render({"e": Term.entity("甲"), "predicates": [Term.entity("母校")], "limit": 3})
+    assert recount in sent  # again, the first hop through a small middle node only, walking its 2 paths
+
+
+def test_chain_out_in_below_the_bound_counts_every_middle_node_without_checking_them_one_by_one(middle_hub_kb: KnowledgeBase) -> None:
+    chains, cuts, sent = _chains_out_in(middle_hub_kb, 100)
+    assert ("国籍", "国籍") in chains and len(chains[("国籍", "国籍")]) == 20
+    assert not [cut for cut in cuts if cut.setting == "chain_middle_edges"]
+    assert not any("VALUES ?e" in q for q in sent)  # no in_degree count of a middle node
