@@ -226,7 +226,7 @@ class QueryGenerator:
     ) -> tuple[list[Candidate], list[CapCut]]:
         """`generate`, with the settings that cut something while generating."""
         cuts: list[CapCut] = []
-        top = nodes[: self.limits.one_hop_nodes]
+        top = self._within_margin(nodes[: self.limits.one_hop_nodes], nodes, cuts)
         relevance: dict[str, Callable[[str, bool | None], float]] = {}
         for node in top:
             if node.surface not in relevance:
@@ -251,6 +251,18 @@ class QueryGenerator:
         if len(unique) > self.limits.max_candidates:
             cuts.append(CapCut("max_candidates", "question", self.limits.max_candidates, len(unique)))
         return unique[: self.limits.max_candidates], cuts
+
+    def _within_margin(self, top: list[LinkedNode], nodes: Sequence[LinkedNode], cuts: list[CapCut]) -> list[LinkedNode]:
+        """The nodes of `top` whose link score is at least link_score_margin
+        times the best score of all `nodes` of the same mention span (the best
+        term of every span stays)."""
+        best: dict[tuple[int, int], float] = defaultdict(float)
+        for node in nodes:
+            best[(node.start, node.end)] = max(best[(node.start, node.end)], node.score)
+        kept = [node for node in top if node.score >= self.limits.link_score_margin * best[(node.start, node.end)]]
+        if len(kept) < len(top):
+            cuts.append(CapCut("link_score_margin", "question", len(kept), len(top)))
+        return kept
 
     def _one_hop(self, node: LinkedNode, hood: _Neighbourhood) -> Iterable[Candidate]:
         for predicate, objects in hood.out.items():

@@ -232,3 +232,49 @@ def test_chain_out_in_below_the_bound_counts_every_middle_node_without_checking_
     assert ("国籍", "国籍") in chains and len(chains[("国籍", "国籍")]) == 20
     assert not [cut for cut in cuts if cut.setting == "chain_middle_edges"]
     assert not any("VALUES ?e" in q for q in sent)  # no in_degree count of a middle node
+
+
+# --- link_score_margin: a homonym far below the best term of its mention span gets no candidates ---
+
+
+@pytest.fixture(scope="module")
+def homonym_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """A real store where 乌克兰 names a country and a game character, each with its own facts."""
+    data = tmp_path_factory.mktemp("homonym-data")
+    lines = [
+        "<乌克兰>\t<气候>\t<温带大陆性气候> .",
+        "<乌克兰>\t<首都>\t<基辅> .",
+        "<乌克兰_（游戏人物）>\t<登场作品>\t<黑塔利亚> .",
+        "<乌克兰_（游戏人物）>\t<气候>\t\"寒冷\" .",
+        "<温带大陆性气候>\t<类型>\t<气候类型> .",
+    ]
+    (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (data / "pkubase-mention2ent.txt").write_text("乌克兰\t乌克兰\t1\n乌克兰\t乌克兰_（游戏人物）\t2\n", encoding="utf-8")
+    store = tmp_path_factory.mktemp("homonym-store") / "s"
+    load_kb([data], store, progress=False)
+    kb = OxigraphStore(store / STORE_SUBDIR)
+    yield kb
+    kb.close()
+
+
+HOMONYM_LINKS = [
+    LinkedNode(Term.entity("乌克兰"), 0.99, 0, 3, "乌克兰"),
+    LinkedNode(Term.entity("气候类型"), 0.02, 5, 9, "气候类型"),  # the best (only) term of its span
+    LinkedNode(Term.entity("乌克兰_（游戏人物）"), 0.05, 0, 3, "乌克兰"),
+]
+
+
+def test_a_homonym_far_below_the_best_term_of_its_span_gets_no_candidates(homonym_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(homonym_kb, TEMPLATES, QueryGenerationSettings(link_score_margin=0.1))
+    candidates, cuts = generator.generate_recorded(HOMONYM_LINKS, "乌克兰的气候类型是什么")
+    used = {node.term.value for c in candidates for node in c.nodes}
+    assert used == {"乌克兰", "气候类型"}
+    assert ("气候",) in {c.predicates for c in candidates if c.shape.name == "one_hop_out"}
+    assert CapCut("link_score_margin", "question", 2, 3) in cuts
+
+
+def test_without_a_margin_the_homonym_gets_its_candidates(homonym_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(homonym_kb, TEMPLATES, QueryGenerationSettings(link_score_margin=0.0))
+    candidates, cuts = generator.generate_recorded(HOMONYM_LINKS, "乌克兰的气候类型是什么")
+    assert "乌克兰_（游戏人物）" in {node.term.value for c in candidates for node in c.nodes}
+    assert not [cut for cut in cuts if cut.setting == "link_score_margin"]
