@@ -21,7 +21,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -282,6 +282,7 @@ class PredicateAssociations:
 
     def add(self, question_grams: set[str], predicates: Iterable[str]) -> None:
         predicates = set(predicates)
+        self.__dict__.pop("grams_by_predicate", None)  # the counts change: turn them around again when next asked
         self.questions += 1
         for gram in question_grams:
             self.gram_counts[gram] += 1
@@ -294,12 +295,22 @@ class PredicateAssociations:
         """(best association, mean of the three best) of predicate with the grams."""
         return self.against(question_grams).score(predicate)
 
-    def against(self, question_grams: Iterable[str]) -> "GramAssociations":
+    @cached_property
+    def grams_by_predicate(self) -> dict[str, dict[str, int]]:
+        """`pair_counts` turned around: predicate -> gram -> count (built on first use, dropped by `add`)."""
+        result: dict[str, dict[str, int]] = defaultdict(dict)
+        for gram, counts in self.pair_counts.items():
+            for predicate, count in counts.items():
+                result[predicate][gram] = count
+        return dict(result)
+
+    def against(self, question_grams: set[str]) -> "GramAssociations":
         """`score` for many predicates against the same grams (a question's
-        candidates score hundreds): the grams training saw, looked up once."""
+        candidates and a hub's predicates score hundreds or thousands): the
+        grams training saw, with their smoothed counts, looked up once."""
         pair_counts, gram_counts, smoothing = self.pair_counts, self.gram_counts, self.smoothing
         return GramAssociations(
-            tuple((counts, gram_counts[g] + smoothing) for g in question_grams if (counts := pair_counts.get(g)) is not None)
+            self.grams_by_predicate, {g: gram_counts[g] + smoothing for g in question_grams if g in pair_counts}
         )
 
     def prior(self, predicate: str) -> float:
@@ -319,13 +330,20 @@ class PredicateAssociations:
 @dataclass(frozen=True)
 class GramAssociations:
     """`PredicateAssociations.score` against one set of question grams (`PredicateAssociations.against`):
-    per gram training saw, its predicate counts and the smoothed count of the gram."""
+    the training counts by predicate and gram, and the smoothed count of each question gram training saw."""
 
-    seen: tuple[tuple[Mapping[str, int], float], ...]
+    grams_by_predicate: Mapping[str, Mapping[str, int]]
+    seen: Mapping[str, float]
 
     def score(self, predicate: str) -> tuple[float, float]:
         """(best association, mean of the three best) of the predicate with the grams."""
-        values = sorted((counts[predicate] / smoothed for counts, smoothed in self.seen if predicate in counts), reverse=True)
+        counts = self.grams_by_predicate.get(predicate)
+        if not counts:
+            return 0.0, 0.0
+        # The grams both sides know, found by a set intersection (it walks the smaller side) rather than a
+        # loop over every question gram: a hub's thousand predicates are scored against the same grams.
+        seen = self.seen
+        values = sorted((counts[g] / seen[g] for g in seen.keys() & counts.keys()), reverse=True)
         if not values:
             return 0.0, 0.0
         return values[0], sum(values[:3]) / 3.0

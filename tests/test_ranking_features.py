@@ -110,3 +110,22 @@ def test_wording_of_the_nearest_training_questions_carries_to_predicates_named_a
     price, author = name_neighbour_scores("价格", nearest), name_neighbour_scores("作者", nearest)
     assert price[0] > author[0] == 0.0 and price[1] > author[1] == 0.0
     assert name_overlap("售价", "价格") == 0.5 and name_overlap("页 数", "页数") == 1.0 and name_overlap("作者", "isbn") == 0.0
+
+
+def test_association_scores_follow_their_definition_and_see_later_training() -> None:
+    associations = PredicateAssociations(1.0)
+    associations.add(grams("谁拍摄的"), ["导演"])
+    associations.add(grams("谁拍的电影"), ["导演", "主演"])
+    associations.add(grams("在哪里出生"), ["出生地"])
+    question = grams("这部电影是谁拍的")
+    against = associations.against(question)
+    for predicate in ("导演", "主演", "出生地", "编剧"):
+        values = sorted(
+            (associations.pair_counts[g][predicate] / (associations.gram_counts[g] + 1.0)
+             for g in question if predicate in associations.pair_counts.get(g, {})),
+            reverse=True,
+        )  # fmt: skip
+        assert against.score(predicate) == ((values[0], sum(values[:3]) / 3.0) if values else (0.0, 0.0))
+    assert against.score("导演")[0] == 2 / 3 and against.score("出生地") == (0.0, 0.0)
+    associations.add(grams("电影是谁写的"), ["编剧"])
+    assert associations.against(question).score("编剧")[0] > 0.0
