@@ -71,22 +71,28 @@ def test_templates_express_at_least_95_percent_of_train_gold_queries() -> None:
 HUB_EDGES = 300  # more predicates than a small predicates_per_direction keeps
 
 
-@pytest.fixture(scope="module")
-def hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
-    """A real store where <枢纽> has one edge the question asks about among
-    HUB_EDGES others, each by its own predicate, a typed neighbour, and 8 members."""
-    data = tmp_path_factory.mktemp("hub-data")
-    lines = ["<枢纽>\t<首都>\t<京城> .", "<京城>\t<类型>\t<城市> .", "<京城>\t<人口>\t\"2000万\" ."]
-    lines += [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(HUB_EDGES)]
-    lines += [f"<邻居{i}>\t<人口>\t<远端{i}> ." for i in range(HUB_EDGES)]
-    lines += [f"<枢纽>\t<成员>\t<成员{i}> ." for i in range(8)]
+def _loaded_store(factory: pytest.TempPathFactory, name: str, lines: list[str], mention: str) -> Iterator[KnowledgeBase]:
+    """The triple `lines` and one mention of the entity `mention`, loaded with
+    `coqa load` into a real store that is closed after use."""
+    data = factory.mktemp(f"{name}-data")
     (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (data / "pkubase-mention2ent.txt").write_text("枢纽\t枢纽\t1\n", encoding="utf-8")
-    store = tmp_path_factory.mktemp("hub-store") / "s"
+    (data / "pkubase-mention2ent.txt").write_text(f"{mention}\t{mention}\t1\n", encoding="utf-8")
+    store = factory.mktemp(f"{name}-store") / "s"
     load_kb([data], store, progress=False)
     kb = OxigraphStore(store / STORE_SUBDIR)
     yield kb
     kb.close()
+
+
+@pytest.fixture(scope="module")
+def hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """A real store where <枢纽> has one edge the question asks about among
+    HUB_EDGES others, each by its own predicate, a typed neighbour, and 8 members."""
+    lines = ["<枢纽>\t<首都>\t<京城> .", "<京城>\t<类型>\t<城市> .", "<京城>\t<人口>\t\"2000万\" ."]
+    lines += [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(HUB_EDGES)]
+    lines += [f"<邻居{i}>\t<人口>\t<远端{i}> ." for i in range(HUB_EDGES)]
+    lines += [f"<枢纽>\t<成员>\t<成员{i}> ." for i in range(8)]
+    yield from _loaded_store(tmp_path_factory, "hub", lines, "枢纽")
 
 
 def _generate(kb: KnowledgeBase, question: str, **limits: int) -> tuple[list[Candidate], list[CapCut]]:
@@ -198,16 +204,9 @@ def test_answers_per_node_fetches_the_most_relevant_predicates_that_fit(hub_kb: 
 def middle_hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     """A real store where <甲>'s 国籍 leads to a middle node 21 things point at
     (a hub) and its 母校 to one that <乙> alone points at."""
-    data = tmp_path_factory.mktemp("middle-hub-data")
     lines = ["<甲>\t<国籍>\t<大国> .", "<甲>\t<母校>\t<小校> .", "<乙>\t<母校>\t<小校> ."]
     lines += [f"<人{i}>\t<国籍>\t<大国> ." for i in range(20)]
-    (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (data / "pkubase-mention2ent.txt").write_text("甲\t甲\t1\n", encoding="utf-8")
-    store = tmp_path_factory.mktemp("middle-hub-store") / "s"
-    load_kb([data], store, progress=False)
-    kb = OxigraphStore(store / STORE_SUBDIR)
-    yield kb
-    kb.close()
+    yield from _loaded_store(tmp_path_factory, "middle-hub", lines, "甲")
 
 
 def _chains_out_in(kb: KnowledgeBase, bound: int) -> tuple[dict[tuple[str, ...], tuple[Term, ...]], list[CapCut], list[str]]:
