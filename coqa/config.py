@@ -125,9 +125,9 @@ class TrainingSettings:
     positive_f1: float = 0.5  # a candidate is right when its answers reach this F1 and the question's best
     # binary: one pointwise model scores and orders the linked terms; lambdarank: a listwise model with
     # graded labels (gold entity over gold value) orders them and a pointwise one with the same tree settings
-    # scores them (the ranker reads the score). Chosen on held-out train questions (README, "The order of linked terms").
+    # scores them (the ranker reads the score). Chosen on held-out train questions (docs/MEASUREMENTS.md, "The order of linked terms").
     linker: BoosterSettings = field(default_factory=lambda: BoosterSettings("lambdarank"))
-    # LambdaRank ranked better than the pointwise model on held-out train folds (README, "Learning to rank").
+    # LambdaRank ranked better than the pointwise model on held-out train folds (README, "Learning to rank"; docs/MEASUREMENTS.md).
     ranker: BoosterSettings = field(default_factory=lambda: BoosterSettings("lambdarank", num_leaves=63, lambda_l2=1.0))
 
 
