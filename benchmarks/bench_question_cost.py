@@ -19,7 +19,9 @@ running the chosen query). Time spent inside the knowledge base's `select`
 is also reported on its own (`kb select`, part of the stages above), with
 the number of queries per question, and the CPU time of query generation's
 queries by template (`coqa/queries/NAME.rq`: rendering, admission, the
-store's evaluation and the conversion of the rows).
+store's evaluation and the conversion of the rows), and that of the
+linker's look-ups of its candidates' KB features by template (degree,
+types, arriving edges, predicates around: part of `link`).
 
 To compare two versions of the code, run it alternately with `PYTHONPATH`
 pointing at a checkout of the other version and compare the `--json` files.
@@ -33,7 +35,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -44,6 +46,7 @@ import coqa  # noqa: E402
 from coqa.config import load_settings  # noqa: E402
 from coqa.dataset import read_ccks  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
+from coqa.templates import Template  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pkubase-bench"
 STAGES = ("detect", "link", "generate", "featurize", "score")
@@ -58,6 +61,9 @@ class StageClock:
         self.queries = 0
         self.template_cpu: dict[str, float] = defaultdict(float)
         self.template_calls: dict[str, int] = defaultdict(int)
+        self.rendered: dict[str, str] = {}  # query text -> name of the linker's template it was rendered from
+        self.lookup_cpu: dict[str, float] = defaultdict(float)
+        self.lookup_calls: dict[str, int] = defaultdict(int)
 
     def reset(self) -> None:
         self.cpu.clear()
@@ -65,6 +71,9 @@ class StageClock:
         self.queries = 0
         self.template_cpu.clear()
         self.template_calls.clear()
+        self.rendered.clear()
+        self.lookup_cpu.clear()
+        self.lookup_calls.clear()
 
     def timed(self, stage: str, function: Callable[..., Any]) -> Callable[..., Any]:
         """`function`, adding the time of each call to `stage`."""
@@ -78,8 +87,16 @@ class StageClock:
                 self.wall[stage] += time.perf_counter() - wall
                 if stage == "kb select":
                     self.queries += 1
+                    self._lookup(args[0] if args else kwargs["query"], time.process_time() - cpu)
 
         return wrapper
+
+    def _lookup(self, query: str, seconds: float) -> None:
+        """Add a query's CPU seconds to the linker's template it was rendered from, if any."""
+        name = self.rendered.pop(query, None)
+        if name is not None:
+            self.lookup_cpu[name] += seconds
+            self.lookup_calls[name] += 1
 
     def by_template(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """`function(name, ...)` (a query of template `name`), adding the CPU time of each call to `name`."""
@@ -93,6 +110,18 @@ class StageClock:
                 self.template_calls[name] += 1
 
         return wrapper
+
+
+class NotedTemplate:
+    """A template whose rendered queries are noted in `clock.rendered` with its name."""
+
+    def __init__(self, name: str, template: Template, clock: StageClock) -> None:
+        self.name, self.template, self.clock = name, template, clock
+
+    def render(self, bindings: Mapping[str, Any]) -> str:
+        query = self.template.render(bindings)
+        self.clock.rendered[query] = self.name
+        return query
 
 
 def instrumented(store: Path, model: Path | None, clock: StageClock) -> Pipeline:
@@ -111,6 +140,8 @@ def instrumented(store: Path, model: Path | None, clock: StageClock) -> Pipeline
     # The linker and the generator hold the same KB object as the pipeline.
     pipeline.kb.select = clock.timed("kb select", pipeline.kb.select)  # type: ignore[method-assign]
     pipeline.generator._select = clock.by_template(pipeline.generator._select)  # type: ignore[method-assign]
+    # The linker's own copy of the templates, so that only its look-ups are noted.
+    pipeline.linker.templates = {name: NotedTemplate(name, t, clock) for name, t in pipeline.linker.templates.items()}  # type: ignore[misc]
     return pipeline
 
 
@@ -128,6 +159,8 @@ class Run:
         self.stage_wall: dict[str, list[float]] = defaultdict(list)
         self.template_cpu: dict[str, float] = defaultdict(float)
         self.template_calls: dict[str, int] = defaultdict(int)
+        self.lookup_cpu: dict[str, float] = defaultdict(float)
+        self.lookup_calls: dict[str, int] = defaultdict(int)
 
     def answer(self, question: str) -> None:
         self.clock.reset()
@@ -146,6 +179,9 @@ class Run:
         for name, seconds in self.clock.template_cpu.items():
             self.template_cpu[name] += seconds
             self.template_calls[name] += self.clock.template_calls[name]
+        for name, seconds in self.clock.lookup_cpu.items():
+            self.lookup_cpu[name] += seconds
+            self.lookup_calls[name] += self.clock.lookup_calls[name]
         self.stage_wall["other"].append(wall - staged_wall)
 
     def summary(self) -> dict[str, Any]:
@@ -174,6 +210,13 @@ class Run:
                 }
                 for name in sorted(self.template_cpu, key=lambda name: -self.template_cpu[name])
             },
+            "linking_queries": {
+                name: {
+                    "cpu_ms_per_question": 1000 * self.lookup_cpu[name] / len(self.cpu),
+                    "calls_per_question": self.lookup_calls[name] / len(self.cpu),
+                }
+                for name in sorted(self.lookup_cpu, key=lambda name: -self.lookup_cpu[name])
+            },
         }
 
 
@@ -189,6 +232,9 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
         print(f"  {stage:<10}  {figures['cpu_mean_ms']:>11.2f}  {figures['wall_p50_ms']:>11.2f}  {figures['wall_p95_ms']:>11.2f}")
     print(f"  {'query generation template':<26}  {'CPU ms/question':>15}  {'calls/question':>14}")
     for name, figures in summary["generation_queries"].items():
+        print(f"  {name:<26}  {figures['cpu_ms_per_question']:>15.2f}  {figures['calls_per_question']:>14.2f}")
+    print(f"  {'linking look-up template':<26}  {'CPU ms/question':>15}  {'calls/question':>14}")
+    for name, figures in summary["linking_queries"].items():
         print(f"  {name:<26}  {figures['cpu_ms_per_question']:>15.2f}  {figures['calls_per_question']:>14.2f}")
 
 
