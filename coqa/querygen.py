@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -61,8 +60,7 @@ class _Neighbourhood:
     """The expanded predicates around a node, most relevant first: predicate ->
     its answers (empty when it has more than answers_per_predicate) and
     predicate -> how many there are in all. Filled once by
-    `QueryGenerator._neighbourhood`, then only read (its inversions are kept:
-    every pair of nodes reads them again)."""
+    `QueryGenerator._neighbourhood`, then only read."""
 
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
@@ -71,22 +69,19 @@ class _Neighbourhood:
     # How relevant a predicate read out of (True), into (False) or beyond (None) the node is to the question.
     relevance: Callable[[str, bool | None], float] = lambda predicate, outward: 0.0
 
-    @cached_property
-    def subjects_by_node(self) -> dict[Term, set[str]]:
-        """For the incoming edges: subject -> the predicates it points here with."""
-        return _invert(self.inward)
 
-    @cached_property
-    def objects_by_node(self) -> dict[Term, set[str]]:
-        """For the outgoing edges: object -> the predicates that lead to it."""
-        return _invert(self.out)
+def _neighbours(edges: Mapping[str, set[Term]]) -> set[Term]:
+    """Every neighbour of predicate -> neighbours."""
+    return set().union(*edges.values())
 
 
-def _invert(edges: Mapping[str, set[Term]]) -> dict[Term, set[str]]:
-    """predicate -> neighbours, turned into neighbour -> predicates."""
+def _invert(edges: Mapping[str, set[Term]], among: set[Term]) -> dict[Term, set[str]]:
+    """predicate -> neighbours, turned into neighbour -> predicates for the
+    neighbours `among` (the answers a star shares: a hub's thousand
+    neighbours are not turned around for the few it shares)."""
     result: dict[Term, set[str]] = defaultdict(set)
     for predicate, neighbours in edges.items():
-        for neighbour in neighbours:
+        for neighbour in neighbours & among:
             result[neighbour].add(predicate)
     return result
 
@@ -353,9 +348,9 @@ class QueryGenerator:
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
-        yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node, b.subjects_by_node, ordered=True)
-        yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node, b.subjects_by_node, ordered=False)
-        yield from self._star(STAR_OUT_OUT, first, second, a.objects_by_node, b.objects_by_node, ordered=True)
+        yield from self._star(STAR_IN_IN, first, second, a.inward, b.inward, ordered=True)
+        yield from self._star(STAR_OUT_IN, first, second, a.out, b.inward, ordered=False)
+        yield from self._star(STAR_OUT_OUT, first, second, a.out, b.out, ordered=True)
         for predicate, objects in a.out.items():
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
@@ -400,20 +395,21 @@ class QueryGenerator:
         shape: Shape,
         first: LinkedNode,
         second: LinkedNode,
-        preds_a: Mapping[Term, set[str]],
-        preds_b: Mapping[Term, set[str]],
+        edges_a: Mapping[str, set[Term]],
+        edges_b: Mapping[str, set[Term]],
         ordered: bool,
     ) -> Iterable[Candidate]:
-        """Answers linked to `first` one way and to `second` the other way;
-        `ordered` shapes are symmetric, so only one node order is kept."""
+        """Answers linked to `first` one way and to `second` the other way
+        (`edges_a`, `edges_b`: predicate -> neighbours of either node that
+        way); `ordered` shapes are symmetric, so only one node order is kept."""
         if ordered and first.term.value > second.term.value:
             return
         if (first.term.is_literal and not shape.accepts_literal_first()) or (second.term.is_literal and shape.second_outward):
             return
+        common = (_neighbours(edges_a) & _neighbours(edges_b)) - {first.term, second.term}
+        preds_a, preds_b = _invert(edges_a, common), _invert(edges_b, common)
         groups: dict[tuple[str, str], set[Term]] = defaultdict(set)
-        for answer in preds_a.keys() & preds_b.keys():
-            if answer in (first.term, second.term):
-                continue
+        for answer in common:
             for p1 in preds_a[answer]:
                 for p2 in preds_b[answer]:
                     groups[(p1, p2)].add(answer)
@@ -427,9 +423,11 @@ class QueryGenerator:
 
     @staticmethod
     def _star3(trio: tuple[LinkedNode, ...], hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
-        maps = [hoods[node.term].subjects_by_node for node in trio]
+        edges = [hoods[node.term].inward for node in trio]
+        common = _neighbours(edges[0]) & _neighbours(edges[1]) & _neighbours(edges[2])
+        maps = [_invert(edges_of_node, common) for edges_of_node in edges]
         groups: dict[tuple[str, str, str], set[Term]] = defaultdict(set)
-        for answer in maps[0].keys() & maps[1].keys() & maps[2].keys():
+        for answer in common:
             for p1 in maps[0][answer]:
                 for p2 in maps[1][answer]:
                     for p3 in maps[2][answer]:

@@ -349,6 +349,14 @@ class GramAssociations:
             return 0.0, 0.0
         return values[0], sum(values[:3]) / 3.0
 
+    def best(self, predicate: str) -> float:
+        """`score(predicate)[0]`, without ordering the rest (query generation scores a hub's thousand predicates)."""
+        counts = self.grams_by_predicate.get(predicate)
+        if not counts:
+            return 0.0
+        seen = self.seen
+        return max((counts[g] / seen[g] for g in seen.keys() & counts.keys()), default=0.0)
+
 
 @lru_cache(maxsize=1 << 16)
 def _name_forms(predicate: str) -> tuple[str, frozenset[str], frozenset[str]]:
