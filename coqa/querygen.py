@@ -28,6 +28,7 @@ from coqa.config import QueryGenerationSettings
 from coqa.explanation import CapCut
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
+from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import LinkedNode
 from coqa.shapes import (
     CHAIN, CHAIN_OUT_IN, COUNT, IN_DEGREE, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
@@ -161,6 +162,20 @@ class QueryGenerator:
     def _select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render(bindings)).rows
 
+    def _select_by_predicate(
+        self, name: str, node: Term, predicates: Sequence[str], **bindings: Term | int
+    ) -> list[tuple[Term | None, ...]]:
+        """The rows of template `name` for the node, whose first variable takes
+        the `predicates` of its VALUES block. Through a result cache the rows
+        are kept per predicate (`CachedKnowledgeBase.select_by_value`; the
+        questions about a hub keep many of the same predicates), unless the
+        template has a LIMIT, which makes its rows depend on all of them."""
+        template = self.templates[name]
+        terms = [Term.entity(p) for p in predicates]
+        if not isinstance(self.kb, CachedKnowledgeBase) or "limit" in template.placeholders:
+            return self._select(name, e=node, predicates=terms, **bindings)
+        return self.kb.select_by_value(lambda values: template.render({"e": node, "predicates": values, **bindings}), terms)
+
     def _predicate_counts(self, name: str, node: Term) -> dict[str, int]:
         """The store's count per predicate around the node (`discover_out`/`discover_in`)."""
         counts: dict[str, int] = {}
@@ -203,7 +218,7 @@ class QueryGenerator:
     def _expand(self, template: str, node: Term, predicates: Sequence[str]) -> dict[str, set[Term]]:
         """All answers of each predicate (their counts are known to be small)."""
         answers: dict[str, set[Term]] = defaultdict(set)
-        for predicate, answer in self._select(template, e=node, predicates=[Term.entity(p) for p in predicates]):
+        for predicate, answer in self._select_by_predicate(template, node, predicates):
             if predicate is not None and answer is not None:
                 answers[predicate.value].add(answer)
         return answers
@@ -330,7 +345,7 @@ class QueryGenerator:
         only when they add up to less."""
         pair_paths: dict[tuple[str, str], int] = {}
         limit = walked or self.limits.chain_middle_edges + 1
-        for p1, p2, count in self._select(shape.discovery, e=node, predicates=[Term.entity(p) for p in firsts], limit=limit):
+        for p1, p2, count in self._select_by_predicate(shape.discovery, node, firsts, limit=limit):
             if p1 is not None and p2 is not None and count is not None:
                 pair_paths[(p1.value, p2.value)] = int(count.value)
         return pair_paths
@@ -340,7 +355,7 @@ class QueryGenerator:
     ) -> dict[tuple[str, str], set[Term]]:
         """The answers of the `wanted` predicate pairs, fetched for their first hops `firsts`."""
         paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-        for p1, p2, answer in self._select(shape.fetch, e=node, predicates=[Term.entity(p) for p in firsts]):
+        for p1, p2, answer in self._select_by_predicate(shape.fetch, node, firsts):
             if p1 is not None and p2 is not None and answer is not None and answer != node:
                 if (p1.value, p2.value) in wanted:
                     paths[(p1.value, p2.value)].add(answer)
