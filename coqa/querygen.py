@@ -396,7 +396,7 @@ class QueryGenerator:
             predicates = list(hood.out_counts if shape.outward else hood.in_counts)
             if not predicates:
                 continue
-            rows = self._select(shape.discovery, e=node.term, t=type_node.term, predicates=[Term.entity(p) for p in predicates])
+            rows = self._select_by_predicate(shape.discovery, node.term, predicates, t=type_node.term)
             typed: dict[str, set[Term]] = defaultdict(set)
             for predicate, answer in rows:
                 if predicate is not None and answer is not None:
