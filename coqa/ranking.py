@@ -468,7 +468,7 @@ def _path_predicates(candidate: Candidate) -> list[str]:
 def _explained_positions(predicate: str, rest: str, mask: Sequence[bool], associations: PredicateAssociations, threshold: float) -> set[int]:
     """Content positions of `rest` a predicate explains: characters of its name,
     and both characters of a bigram that meant it in training (association >= threshold)."""
-    name = set(matching_name(predicate))
+    name = _name_forms(predicate)[1]
     explained = {i for i, ch in enumerate(rest) if mask[i] and ch in name}
     for i in range(len(rest) - 1):
         if mask[i] and mask[i + 1]:

@@ -71,11 +71,12 @@ class CachedKnowledgeBase:
         whose rows serve one question only is sent `query_for(values)`."""
         if self.max_rows <= 0 or not self.across_questions:
             return self.kb.select(query_for(values)).rows
+        alone = {value: query_for([value]) for value in values}
         parts: dict[Term, list[tuple[Term | None, ...]]] = {}
         for value in values:
-            kept = self._results.pop(query_for([value]), None)
+            kept = self._results.pop(alone[value], None)
             if kept is not None:
-                self._results[query_for([value])] = kept
+                self._results[alone[value]] = kept
                 parts[value] = kept.rows
         missing = [value for value in values if value not in parts]
         if missing:
@@ -85,7 +86,7 @@ class CachedKnowledgeBase:
                 by_value[row[0]].append(row)
             for value in missing:
                 parts[value] = by_value.get(value, [])
-                self._keep(query_for([value]), QueryResult(list(result.variables), parts[value]))
+                self._keep(alone[value], QueryResult(list(result.variables), parts[value]))
         return [row for value in values for row in parts[value]]
 
     def _keep(self, query: str, result: QueryResult) -> None:
