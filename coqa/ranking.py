@@ -447,9 +447,7 @@ def candidate_features(
     ))  # fmt: skip
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
-    features.update(_shared(
-        context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)
-    ))  # fmt: skip
+    features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
     return features
 
 
