@@ -70,7 +70,7 @@ def learned_association(associations: PredicateAssociations) -> PredicateAssocia
 
     def for_text(text: str) -> Callable[[str, bool | None], float]:
         against = associations.against(grams(text))
-        return lambda predicate, outward: against.score(predicate if outward is None else directed(predicate, outward))[0]
+        return lambda predicate, outward: against.best(predicate if outward is None else directed(predicate, outward))
 
     return for_text
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -29,6 +28,7 @@ from coqa.config import QueryGenerationSettings
 from coqa.explanation import CapCut
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
+from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking import LinkedNode
 from coqa.shapes import (
     CHAIN, CHAIN_OUT_IN, COUNT, IN_DEGREE, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
@@ -61,8 +61,7 @@ class _Neighbourhood:
     """The expanded predicates around a node, most relevant first: predicate ->
     its answers (empty when it has more than answers_per_predicate) and
     predicate -> how many there are in all. Filled once by
-    `QueryGenerator._neighbourhood`, then only read (its inversions are kept:
-    every pair of nodes reads them again)."""
+    `QueryGenerator._neighbourhood`, then only read."""
 
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
@@ -71,22 +70,19 @@ class _Neighbourhood:
     # How relevant a predicate read out of (True), into (False) or beyond (None) the node is to the question.
     relevance: Callable[[str, bool | None], float] = lambda predicate, outward: 0.0
 
-    @cached_property
-    def subjects_by_node(self) -> dict[Term, set[str]]:
-        """For the incoming edges: subject -> the predicates it points here with."""
-        return _invert(self.inward)
 
-    @cached_property
-    def objects_by_node(self) -> dict[Term, set[str]]:
-        """For the outgoing edges: object -> the predicates that lead to it."""
-        return _invert(self.out)
+def _neighbours(edges: Mapping[str, set[Term]]) -> set[Term]:
+    """Every neighbour of predicate -> neighbours."""
+    return set().union(*edges.values())
 
 
-def _invert(edges: Mapping[str, set[Term]]) -> dict[Term, set[str]]:
-    """predicate -> neighbours, turned into neighbour -> predicates."""
+def _invert(edges: Mapping[str, set[Term]], among: set[Term]) -> dict[Term, set[str]]:
+    """predicate -> neighbours, turned into neighbour -> predicates for the
+    neighbours `among` (the answers a star shares: a hub's thousand
+    neighbours are not turned around for the few it shares)."""
     result: dict[Term, set[str]] = defaultdict(set)
     for predicate, neighbours in edges.items():
-        for neighbour in neighbours:
+        for neighbour in neighbours & among:
             result[neighbour].add(predicate)
     return result
 
@@ -166,6 +162,20 @@ class QueryGenerator:
     def _select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render(bindings)).rows
 
+    def _select_by_predicate(
+        self, name: str, node: Term, predicates: Sequence[str], **bindings: Term | int
+    ) -> list[tuple[Term | None, ...]]:
+        """The rows of template `name` for the node, whose first variable takes
+        the `predicates` of its VALUES block. Through a result cache the rows
+        are kept per predicate (`CachedKnowledgeBase.select_by_value`; the
+        questions about a hub keep many of the same predicates), unless the
+        template has a LIMIT, which makes its rows depend on all of them."""
+        template = self.templates[name]
+        terms = [Term.entity(p) for p in predicates]
+        if not isinstance(self.kb, CachedKnowledgeBase) or "limit" in template.placeholders:
+            return self._select(name, e=node, predicates=terms, **bindings)
+        return self.kb.select_by_value(lambda values: template.render({"e": node, "predicates": values, **bindings}), terms)
+
     def _predicate_counts(self, name: str, node: Term) -> dict[str, int]:
         """The store's count per predicate around the node (`discover_out`/`discover_in`)."""
         counts: dict[str, int] = {}
@@ -208,7 +218,7 @@ class QueryGenerator:
     def _expand(self, template: str, node: Term, predicates: Sequence[str]) -> dict[str, set[Term]]:
         """All answers of each predicate (their counts are known to be small)."""
         answers: dict[str, set[Term]] = defaultdict(set)
-        for predicate, answer in self._select(template, e=node, predicates=[Term.entity(p) for p in predicates]):
+        for predicate, answer in self._select_by_predicate(template, node, predicates):
             if predicate is not None and answer is not None:
                 answers[predicate.value].add(answer)
         return answers
@@ -335,7 +345,7 @@ class QueryGenerator:
         only when they add up to less."""
         pair_paths: dict[tuple[str, str], int] = {}
         limit = walked or self.limits.chain_middle_edges + 1
-        for p1, p2, count in self._select(shape.discovery, e=node, predicates=[Term.entity(p) for p in firsts], limit=limit):
+        for p1, p2, count in self._select_by_predicate(shape.discovery, node, firsts, limit=limit):
             if p1 is not None and p2 is not None and count is not None:
                 pair_paths[(p1.value, p2.value)] = int(count.value)
         return pair_paths
@@ -345,7 +355,7 @@ class QueryGenerator:
     ) -> dict[tuple[str, str], set[Term]]:
         """The answers of the `wanted` predicate pairs, fetched for their first hops `firsts`."""
         paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-        for p1, p2, answer in self._select(shape.fetch, e=node, predicates=[Term.entity(p) for p in firsts]):
+        for p1, p2, answer in self._select_by_predicate(shape.fetch, node, firsts):
             if p1 is not None and p2 is not None and answer is not None and answer != node:
                 if (p1.value, p2.value) in wanted:
                     paths[(p1.value, p2.value)].add(answer)
@@ -353,9 +363,9 @@ class QueryGenerator:
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
-        yield from self._star(STAR_IN_IN, first, second, a.subjects_by_node, b.subjects_by_node, ordered=True)
-        yield from self._star(STAR_OUT_IN, first, second, a.objects_by_node, b.subjects_by_node, ordered=False)
-        yield from self._star(STAR_OUT_OUT, first, second, a.objects_by_node, b.objects_by_node, ordered=True)
+        yield from self._star(STAR_IN_IN, first, second, a.inward, b.inward, ordered=True)
+        yield from self._star(STAR_OUT_IN, first, second, a.out, b.inward, ordered=False)
+        yield from self._star(STAR_OUT_OUT, first, second, a.out, b.out, ordered=True)
         for predicate, objects in a.out.items():
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
@@ -386,7 +396,7 @@ class QueryGenerator:
             predicates = list(hood.out_counts if shape.outward else hood.in_counts)
             if not predicates:
                 continue
-            rows = self._select(shape.discovery, e=node.term, t=type_node.term, predicates=[Term.entity(p) for p in predicates])
+            rows = self._select_by_predicate(shape.discovery, node.term, predicates, t=type_node.term)
             typed: dict[str, set[Term]] = defaultdict(set)
             for predicate, answer in rows:
                 if predicate is not None and answer is not None:
@@ -400,20 +410,21 @@ class QueryGenerator:
         shape: Shape,
         first: LinkedNode,
         second: LinkedNode,
-        preds_a: Mapping[Term, set[str]],
-        preds_b: Mapping[Term, set[str]],
+        edges_a: Mapping[str, set[Term]],
+        edges_b: Mapping[str, set[Term]],
         ordered: bool,
     ) -> Iterable[Candidate]:
-        """Answers linked to `first` one way and to `second` the other way;
-        `ordered` shapes are symmetric, so only one node order is kept."""
+        """Answers linked to `first` one way and to `second` the other way
+        (`edges_a`, `edges_b`: predicate -> neighbours of either node that
+        way); `ordered` shapes are symmetric, so only one node order is kept."""
         if ordered and first.term.value > second.term.value:
             return
         if (first.term.is_literal and not shape.accepts_literal_first()) or (second.term.is_literal and shape.second_outward):
             return
+        common = (_neighbours(edges_a) & _neighbours(edges_b)) - {first.term, second.term}
+        preds_a, preds_b = _invert(edges_a, common), _invert(edges_b, common)
         groups: dict[tuple[str, str], set[Term]] = defaultdict(set)
-        for answer in preds_a.keys() & preds_b.keys():
-            if answer in (first.term, second.term):
-                continue
+        for answer in common:
             for p1 in preds_a[answer]:
                 for p2 in preds_b[answer]:
                     groups[(p1, p2)].add(answer)
@@ -427,9 +438,11 @@ class QueryGenerator:
 
     @staticmethod
     def _star3(trio: tuple[LinkedNode, ...], hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:
-        maps = [hoods[node.term].subjects_by_node for node in trio]
+        edges = [hoods[node.term].inward for node in trio]
+        common = _neighbours(edges[0]) & _neighbours(edges[1]) & _neighbours(edges[2])
+        maps = [_invert(edges_of_node, common) for edges_of_node in edges]
         groups: dict[tuple[str, str, str], set[Term]] = defaultdict(set)
-        for answer in maps[0].keys() & maps[1].keys() & maps[2].keys():
+        for answer in common:
             for p1 in maps[0][answer]:
                 for p2 in maps[1][answer]:
                     for p3 in maps[2][answer]:

@@ -36,6 +36,7 @@ from coqa.cues import (
 )  # fmt: skip
 from coqa.linking import LinkedNode
 from coqa.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
+from coqa.kb.names import Term
 from coqa.kb.surfaces import normalize_surface
 from coqa.querygen import Candidate
 from coqa.shapes import SHAPES, TYPE_PREDICATE, shape_features
@@ -348,11 +349,25 @@ class GramAssociations:
             return 0.0, 0.0
         return values[0], sum(values[:3]) / 3.0
 
+    def best(self, predicate: str) -> float:
+        """`score(predicate)[0]`, without ordering the rest (query generation scores a hub's thousand predicates)."""
+        counts = self.grams_by_predicate.get(predicate)
+        if not counts:
+            return 0.0
+        seen = self.seen
+        return max((counts[g] / seen[g] for g in seen.keys() & counts.keys()), default=0.0)
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_forms(predicate: str) -> tuple[str, frozenset[str], frozenset[str]]:
+    """A predicate's matching name, its characters and its bigrams (cached: a
+    hub's predicates are compared with question after question)."""
+    name = matching_name(predicate)
+    return name, frozenset(name), frozenset(bigrams(name))
+
 
 def _similarity(predicate: str, rest: str, rest_bigrams: set[str]) -> dict[str, float]:
-    name = matching_name(predicate)
-    chars = set(name)
-    pred_bigrams = bigrams(name)
+    name, chars, pred_bigrams = _name_forms(predicate)
     return {
         "char": len(chars & set(rest)) / len(chars) if chars else 0.0,
         "bigram": len(pred_bigrams & rest_bigrams) / len(pred_bigrams) if pred_bigrams else 0.0,
@@ -380,6 +395,10 @@ class QuestionContext:
     # answer features by shape and answers (`_shared`).
     rests: dict[tuple[tuple[int, int], ...], tuple[str, set[str], set[str], GramAssociations]] = field(default_factory=dict)
     predicate_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    # (rest, predicate) -> the predicate features of a path of that one predicate (`_single_row_features`)
+    single_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    # predicate or directed predicate -> `PredicateNeighbours.score` against the question (it does not depend on the rest)
+    neighbour_scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
     name_scores: dict[tuple[str, str], float] = field(default_factory=dict)
     name_neighbours: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -415,23 +434,28 @@ def candidate_features(
         top_node=float(bool(linked) and any(n.term == linked[0].term for n in candidate.nodes)),
         node_literal=float(any(n.term.is_literal for n in candidate.nodes)),
     )  # fmt: skip
-    used = set(candidate.nodes)
-    unused = [
-        n.score for n in linked if n not in used and n.score >= settings.strong_link and not any(n.overlaps(u) for u in used)
-    ]
-    features.update(unused_strong=float(len(unused)), unused_best=max(unused, default=0.0))
+    used = frozenset(candidate.nodes)
+    features.update(_shared(context, ("unused", used), lambda: _unused_features(used, linked, settings.strong_link)))
     features.update(_predicate_features(candidate, rest, rest_bigrams, rest_associations, associations, neighbours, context))
     if settings.name_associations:
         features.update(_name_association_features(candidate, rest, rest_grams, associations, context))
         features.update(_name_neighbour_features(candidate, context))
         features.update(_paraphrase_features(candidate, rest, paraphrases, context))
-    features.update(
-        _explanation_features(candidate, rest, rest_associations, associations, EXPLAINING_ASSOCIATION, context.explained)
-    )
+    features.update(_shared(
+        context, ("explanation", rest, tuple(_path_predicates(candidate)), candidate.shape.answer_predicate_last()),
+        lambda: _explanation_features(candidate, rest, rest_associations, associations, EXPLAINING_ASSOCIATION, context.explained),
+    ))  # fmt: skip
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
     features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
     return features
+
+
+def _unused_features(used: frozenset[LinkedNode], linked: Sequence[LinkedNode], strong_link: float) -> dict[str, float]:
+    """How many strongly linked nodes a candidate using the nodes `used` leaves out
+    (none of its nodes overlaps them), and the best score among them."""
+    unused = [n.score for n in linked if n not in used and n.score >= strong_link and not any(n.overlaps(u) for u in used)]
+    return {"unused_strong": float(len(unused)), "unused_best": max(unused, default=0.0)}
 
 
 def _path_predicates(candidate: Candidate) -> list[str]:
@@ -442,7 +466,7 @@ def _path_predicates(candidate: Candidate) -> list[str]:
 def _explained_positions(predicate: str, rest: str, mask: Sequence[bool], associations: PredicateAssociations, threshold: float) -> set[int]:
     """Content positions of `rest` a predicate explains: characters of its name,
     and both characters of a bigram that meant it in training (association >= threshold)."""
-    name = set(matching_name(predicate))
+    name = _name_forms(predicate)[1]
     explained = {i for i, ch in enumerate(rest) if mask[i] and ch in name}
     for i in range(len(rest) - 1):
         if mask[i] and mask[i + 1]:
@@ -451,6 +475,9 @@ def _explained_positions(predicate: str, rest: str, mask: Sequence[bool], associ
                 explained.update((i, i + 1))
     return explained
 
+
+# `content_mask`, cached: the candidates of a question share a few rests of it.
+_content_mask = lru_cache(maxsize=1 << 10)(content_mask)
 
 _EXPLANATION_FEATURES = ("x_explained", "x_unexplained", "x_explained_min", "x_explained_last", "x_content", "x_pair_assoc", "x_pair_prior")
 
@@ -463,7 +490,7 @@ def _explanation_features(
     mentions and the asking words) the predicates of the path explain, together
     and the weakest one alone, and how well the question's wording fits the
     pair of predicates of a two-hop path."""
-    mask = content_mask(rest)
+    mask = _content_mask(rest)
     content = sum(mask)
     predicates = [p for p in _path_predicates(candidate) if p]
     memo = {} if memo is None else memo
@@ -494,14 +521,27 @@ _PREDICATE_ROW_NAMES = tuple((key, f"p_{key}_max", f"p_{key}_min", f"p_{key}_las
 
 def _predicate_row(
     predicate: str, rest: str, rest_bigrams: set[str], rest_associations: GramAssociations, associations: PredicateAssociations,
-    neighbours: PredicateNeighbours, neighbour_sims: np.ndarray,
+    neighbour: tuple[float, float],
 ) -> dict[str, float]:
-    """The features of one predicate of a path against the rest of the question (_PREDICATE_ROW)."""
+    """The features of one predicate of a path against the rest of the question
+    (_PREDICATE_ROW); `neighbour` is its `PredicateNeighbours.score`."""
     row = _similarity(predicate, rest, rest_bigrams)
     row["assoc_max"], row["assoc_top3"] = rest_associations.score(predicate)
     row["prior"] = associations.prior(predicate)
-    row["neighbour_max"], row["neighbour_top3"] = neighbours.score(predicate, neighbour_sims)
+    row["neighbour_max"], row["neighbour_top3"] = neighbour
     return row
+
+
+def _neighbour_score(key: str, neighbours: PredicateNeighbours, context: QuestionContext) -> tuple[float, float]:
+    """`neighbours.score` of a predicate or directed predicate against the question, once per question."""
+    if key not in context.neighbour_scores:
+        context.neighbour_scores[key] = neighbours.score(key, context.neighbour_sims)
+    return context.neighbour_scores[key]
+
+
+def _single_row_features(row: Mapping[str, float]) -> dict[str, float]:
+    """The predicate features of a path of one predicate, which is its own max, min and last (most paths)."""
+    return {name: row[key] for key, *names in _PREDICATE_ROW_NAMES for name in names}
 
 
 def _predicate_features(
@@ -520,24 +560,26 @@ def _predicate_features(
     for predicate in predicates:
         if (rest, predicate) not in context.predicate_rows:
             context.predicate_rows[(rest, predicate)] = _predicate_row(
-                predicate, rest, rest_bigrams, rest_associations, associations, neighbours, context.neighbour_sims
+                predicate, rest, rest_bigrams, rest_associations, associations, _neighbour_score(predicate, neighbours, context)
             )
         rows.append(context.predicate_rows[(rest, predicate)])
-    last = rows[-1] if candidate.shape.answer_predicate_last() else rows[0]
-    features: dict[str, float] = {}
-    for key, max_name, min_name, last_name in _PREDICATE_ROW_NAMES:
-        if len(rows) == 1:  # most paths: one predicate is its own max, min and last
-            features[max_name] = features[min_name] = features[last_name] = last[key]
-            continue
-        values = [row[key] for row in rows]
-        features[max_name] = max(values)
-        features[min_name] = min(values)
-        features[last_name] = last[key]
+    if len(rows) == 1:
+        if (rest, predicates[0]) not in context.single_rows:
+            context.single_rows[(rest, predicates[0])] = _single_row_features(rows[0])
+        features = dict(context.single_rows[(rest, predicates[0])])
+    else:
+        last = rows[-1] if candidate.shape.answer_predicate_last() else rows[0]
+        features = {}
+        for key, max_name, min_name, last_name in _PREDICATE_ROW_NAMES:
+            values = [row[key] for row in rows]
+            features[max_name] = max(values)
+            features[min_name] = min(values)
+            features[last_name] = last[key]
     features["p_length"] = float(len(predicates[0]))
     first = directed(predicates[0], candidate.shape.outward)
     if (rest, first) not in context.directed_rows:
         context.directed_rows[(rest, first)] = (
-            rest_associations.score(first)[0], associations.prior(first), neighbours.score(first, context.neighbour_sims)[0]
+            rest_associations.score(first)[0], associations.prior(first), _neighbour_score(first, neighbours, context)[0]
         )
     features["p_assoc_directed"], features["p_prior_directed"], features["p_neighbour_directed"] = context.directed_rows[(rest, first)]
     return features
@@ -641,15 +683,25 @@ _ANSWER_FORM_FEATURES = (
 )  # fmt: skip
 
 
+@lru_cache(maxsize=1 << 17)
+def _answer_forms(answer: Term) -> tuple[bool, bool, bool]:
+    """Whether the answer reads as a date (a literal), a place and a person (an entity).
+    Cached: a hub's neighbours are the answers of hundreds of candidates, question after question."""
+    if answer.is_literal:
+        return looks_like_date(answer.value), False, False
+    return False, looks_like_place(answer.value), looks_like_person(answer.value)
+
+
 def _answer_form_features(candidate: Candidate, text: str, cues: Mapping[str, float]) -> dict[str, float]:
     """Answer-type fit from the answers' literal forms and names (no KB lookups,
     to keep ranking fast): dates for when, place names for where, people for
     who; and the number of answers against plural or singular wording."""
     answers = candidate.answers
     count = len(answers)
-    date = sum(a.is_literal and looks_like_date(a.value) for a in answers) / count if count else 0.0
-    place = sum(not a.is_literal and looks_like_place(a.value) for a in answers) / count if count else 0.0
-    person = sum(not a.is_literal and looks_like_person(a.value) for a in answers) / count if count else 0.0
+    forms = [_answer_forms(a) for a in answers]
+    date = sum(form[0] for form in forms) / count if count else 0.0
+    place = sum(form[1] for form in forms) / count if count else 0.0
+    person = sum(form[2] for form in forms) / count if count else 0.0
     plural, singular = bool(PLURAL.search(text)), bool(SINGULAR.search(text))
     return {
         "a_date": date,

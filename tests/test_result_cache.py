@@ -11,6 +11,7 @@ import pytest
 from coqa.config import load_settings
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase, QueryResult
+from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.pipeline import Pipeline
 
@@ -115,3 +116,35 @@ def test_a_pipeline_keeps_rows_across_questions_for_the_embedded_store_only(oxig
             assert first > 1 and counting.sent == sent_again(first)
         finally:
             pipeline.close()
+
+
+EXPAND = "SELECT ?p ?o WHERE { VALUES ?p { {{predicates}} } <周星驰> ?p ?o . }"
+
+
+def expand(predicates: list[Term]) -> str:
+    return EXPAND.replace("{{predicates}}", " ".join(f"<{p.value}>" for p in predicates))
+
+
+def test_rows_by_value_are_those_of_the_whole_query_and_a_kept_value_is_not_asked_again(store: CountingStore) -> None:
+    """`select_by_value`: the rows of the query over all values, grouped by
+    value in their order; the next call asks the store only for the values
+    no recent call asked (a predicate without rows is kept too)."""
+    works, height, born, none = (Term.entity(p) for p in ("代表作品", "身高", "出生地", "配偶"))
+    cached = CachedKnowledgeBase(store, max_rows=1000)
+    rows = cached.select_by_value(expand, [height, works, none])
+    assert sorted(rows) == sorted(store.select(expand([height, works, none])).rows)
+    assert [row[0] for row in rows] == [height, works, works]
+    store.sent.clear()
+    rows = cached.select_by_value(expand, [born, none, works])
+    assert store.sent == [expand([born])]
+    assert sorted(rows) == sorted(store.select(expand([born, none, works])).rows) and len(rows) == 3
+
+
+def test_rows_by_value_for_one_question_send_the_whole_query(store: CountingStore) -> None:
+    """A knowledge base whose rows serve one question (a server) gets the query over all the values, as without a cache."""
+    works, height = Term.entity("代表作品"), Term.entity("身高")
+    cached = CachedKnowledgeBase(store, max_rows=1000, across_questions=False)
+    cached.select_by_value(expand, [works])
+    store.sent.clear()
+    assert len(cached.select_by_value(expand, [works, height])) == 3
+    assert store.sent == [expand([works, height])]

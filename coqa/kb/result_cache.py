@@ -12,7 +12,11 @@ cannot change meanwhile (see `CachedKnowledgeBase`).
 
 from __future__ import annotations
 
+from collections import defaultdict
+from typing import Callable, Sequence
+
 from coqa.kb.base import KnowledgeBase, QueryResult
+from coqa.kb.names import Term
 
 # A result larger than this share of the budget is not kept: one hub's rows must not flush the rest.
 LARGEST_SHARE = 0.1
@@ -51,13 +55,48 @@ class CachedKnowledgeBase:
         result = self._results.pop(query, None)
         if result is None:
             result = self.kb.select(query)
-            if len(result.rows) > self.max_rows * LARGEST_SHARE:
-                return result
-            self._rows += _size(result)
-            while self._rows > self.max_rows and self._results:
-                self._rows -= _size(self._results.pop(next(iter(self._results))))
-        self._results[query] = result
+            self._keep(query, result)
+        else:
+            self._results[query] = result
         return QueryResult(list(result.variables), list(result.rows), result.boolean)
+
+    def select_by_value(self, query_for: Callable[[Sequence[Term]], str], values: Sequence[Term]) -> list[tuple[Term | None, ...]]:
+        """The rows of `query_for(values)`, a query whose first variable takes
+        each of `values` (a VALUES block) and whose rows for one value are
+        those of `query_for([value])`, grouped by value in the order of
+        `values`. Across questions, the rows of each value are kept as the
+        result of its own query, so the values of a recent query (a hub's
+        predicates, asked again by the next question beside a few others)
+        are not asked again: the others are, in one query. A knowledge base
+        whose rows serve one question only is sent `query_for(values)`."""
+        if self.max_rows <= 0 or not self.across_questions:
+            return self.kb.select(query_for(values)).rows
+        alone = {value: query_for([value]) for value in values}
+        parts: dict[Term, list[tuple[Term | None, ...]]] = {}
+        for value in values:
+            kept = self._results.pop(alone[value], None)
+            if kept is not None:
+                self._results[alone[value]] = kept
+                parts[value] = kept.rows
+        missing = [value for value in values if value not in parts]
+        if missing:
+            result = self.kb.select(query_for(missing))
+            by_value: dict[Term | None, list[tuple[Term | None, ...]]] = defaultdict(list)
+            for row in result.rows:
+                by_value[row[0]].append(row)
+            for value in missing:
+                parts[value] = by_value.get(value, [])
+                self._keep(alone[value], QueryResult(list(result.variables), parts[value]))
+        return [row for value in values for row in parts[value]]
+
+    def _keep(self, query: str, result: QueryResult) -> None:
+        """Keep the rows of a query just answered, unless they take too large a share; drop the least recently used."""
+        if len(result.rows) > self.max_rows * LARGEST_SHARE:
+            return
+        self._results[query] = result
+        self._rows += _size(result)
+        while self._rows > self.max_rows and self._results:
+            self._rows -= _size(self._results.pop(next(iter(self._results))))
 
     def close(self) -> None:
         self._forget()
