@@ -46,6 +46,7 @@ from the seed and the dev file alone.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -61,6 +62,7 @@ from benchutil import machine_load, percentiles, run_in_work_dir  # noqa: E402
 from coqa.config import load_settings  # noqa: E402
 from coqa.dataset import GoldQuestion, read_ccks  # noqa: E402
 from coqa.evaluation.metrics import answer_set, question_prf  # noqa: E402
+from coqa.explanation import Answer  # noqa: E402
 from coqa.gold import parse_query  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
 
@@ -198,9 +200,20 @@ def build_store(work: Path, degree: int, hubs: list[str], generator: str, predic
     return store
 
 
-def measure(store: Path, questions: list[GoldQuestion]) -> dict[str, float]:
-    """Candidate recall, averaged F1, latency and CPU time per question over `questions` on `store`."""
-    pipeline = Pipeline.from_settings(load_settings(flags={"store": str(store)}))
+def question_record(degree: int, question: GoldQuestion, answer: Answer, f1: float, recalled: bool) -> dict[str, object]:
+    """One line of `--report`: the question, its gold query and what the pipeline chose at `degree`."""
+    chosen = answer.explanation.chosen
+    return {
+        "degree": degree, "question": question.question, "gold": question.sparql, "f1": f1, "recalled": recalled,
+        "chosen": chosen.sparql if chosen else None, "answers": answer.answers[:10],
+        "cuts": [f"{cut.setting} {cut.where} {cut.kept}/{cut.found}" for cut in answer.explanation.cuts],
+    }  # fmt: skip
+
+
+def measure(store: Path, questions: list[GoldQuestion], model: str | None, degree: int, report: list[dict[str, object]]) -> dict[str, float]:
+    """Candidate recall, averaged F1, latency and CPU time per question over
+    `questions` on `store`; one record per question is appended to `report`."""
+    pipeline = Pipeline.from_settings(load_settings(flags={"store": str(store), "model": model}))
     try:
         pipeline.answer(questions[0].question)  # warm caches and the model
         recalled, f1s, seconds, cpu = 0, [], [], []
@@ -211,7 +224,9 @@ def measure(store: Path, questions: list[GoldQuestion]) -> dict[str, float]:
             cpu.append(time.process_time() - started_cpu)
             gold = answer_set(question.answers)
             f1s.append(question_prf(answer.answers, question.answers).f1)
-            recalled += any(answer_set(c.answers) == gold for c in answer.explanation.candidates)
+            found = any(answer_set(c.answers) == gold for c in answer.explanation.candidates)
+            recalled += found
+            report.append(question_record(degree, question, answer, f1s[-1], found))
     finally:
         pipeline.close()
     timing = percentiles(seconds)
@@ -228,14 +243,19 @@ def run(args: argparse.Namespace, work: Path) -> int:
     print(f"hubs: {' '.join(hubs)}; {len(questions)} dev questions about them; {args.generator} edges, {args.predicates} predicates")
     print(machine_load())
     print(f"{'extra edges per hub':>20}  {'cand. recall':>12}  {'avg F1':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'CPU ms':>7}")
+    report: list[dict[str, object]] = []
     for degree in args.degrees:
-        figures = measure(build_store(work, degree, hubs, args.generator, args.predicates, args.seed), questions)
+        store = build_store(work, degree, hubs, args.generator, args.predicates, args.seed)
+        figures = measure(store, questions, args.model, degree, report)
         print(
             f"{degree:>20,}  {figures['recall']:>12.3f}  {figures['f1']:>7.3f}  "
             f"{figures['p50'] * 1000:>7.1f}  {figures['p95'] * 1000:>7.1f}  {figures['cpu'] * 1000:>7.1f}",
             flush=True,
         )
     print(machine_load())
+    if args.report:
+        with args.report.open("w", encoding="utf-8") as out:
+            out.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in report)
     return 0
 
 
@@ -251,6 +271,8 @@ def main() -> int:
         help="which bench predicates the new edges use: any the hub does not use, or only those sharing no two characters in a row with one it uses",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", help="the model directory (default: the shipped model)")
+    parser.add_argument("--report", type=Path, help="write one JSON line per question and degree: gold and chosen query, F1")
     parser.add_argument("--work", type=Path, help="keep the data and stores here (reused by later runs)")
     return run_in_work_dir(parser.parse_args(), run)
 

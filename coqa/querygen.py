@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -29,6 +30,7 @@ from coqa.explanation import CapCut
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
+from coqa.kb.surfaces import normalize_surface
 from coqa.linking import LinkedNode
 from coqa.shapes import (
     CHAIN, CHAIN_OUT_IN, COUNT, IN_DEGREE, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
@@ -91,9 +93,18 @@ def spelled_share(predicate: str, spelled: set[str]) -> float:
     """How much of the predicate's name the question spells out: the share of
     its distinct characters among `spelled`, the question's characters outside
     the mention of the node itself (0 to 1). Cheap on purpose: it only orders
-    what gets expanded; the trained ranker judges the candidates."""
-    letters = set(predicate)
+    what gets expanded; the trained ranker judges the candidates. `spelled`
+    comes from the normalized question, so the name is compared in the same
+    form (`<ROE>` as `roe`)."""
+    letters = _name_letters(predicate)
     return len(letters & spelled) / len(letters) if letters else 0.0
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_letters(predicate: str) -> frozenset[str]:
+    """The distinct characters of a predicate's name as questions are normalized
+    (`normalize_surface`: half width, lower case), white space left out."""
+    return frozenset("".join(normalize_surface(predicate).split()))
 
 
 # The association, learned from training questions, of predicates with a text

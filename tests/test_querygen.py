@@ -109,6 +109,14 @@ def test_relevance_is_the_share_of_predicate_characters_spelled_out_beside_the_m
     assert most_relevant({"关系1": 1, "首都": 1, "人口": 9}, lambda p: spelled(p, True), 2) == ["首都", "关系1"]
 
 
+def test_relevance_reads_the_predicate_name_as_the_question_is_normalized() -> None:
+    # The question reaches query generation normalized (lower case, half width); so must the name.
+    score = node_relevance("枢纽的roe是多少?", "枢纽", None)
+    assert score("ROE", True) == 1.0
+    assert score("ＲＯＥ", True) == 1.0
+    assert most_relevant({"ceo": 1, "ROE": 1, "人口": 9}, lambda p: score(p, True), 1) == ["ROE"]
+
+
 def test_a_learned_association_finds_a_predicate_the_question_does_not_spell() -> None:
     def association(text: str) -> Callable[[str, bool | None], float]:
         assert text == " 在哪"
