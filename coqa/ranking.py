@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -338,24 +338,24 @@ class GramAssociations:
 
     def score(self, predicate: str) -> tuple[float, float]:
         """(best association, mean of the three best) of the predicate with the grams."""
-        counts = self.grams_by_predicate.get(predicate)
-        if not counts:
-            return 0.0, 0.0
-        # The grams both sides know, found by a set intersection (it walks the smaller side) rather than a
-        # loop over every question gram: a hub's thousand predicates are scored against the same grams.
-        seen = self.seen
-        values = sorted((counts[g] / seen[g] for g in seen.keys() & counts.keys()), reverse=True)
+        values = sorted(self._associations(predicate), reverse=True)
         if not values:
             return 0.0, 0.0
         return values[0], sum(values[:3]) / 3.0
 
     def best(self, predicate: str) -> float:
         """`score(predicate)[0]`, without ordering the rest (query generation scores a hub's thousand predicates)."""
+        return max(self._associations(predicate), default=0.0)
+
+    def _associations(self, predicate: str) -> Iterator[float]:
+        """The association of the predicate with each gram both sides know."""
         counts = self.grams_by_predicate.get(predicate)
         if not counts:
-            return 0.0
+            return iter(())
+        # The grams both sides know, found by a set intersection (it walks the smaller side) rather than a
+        # loop over every question gram: a hub's thousand predicates are scored against the same grams.
         seen = self.seen
-        return max((counts[g] / seen[g] for g in seen.keys() & counts.keys()), default=0.0)
+        return (counts[g] / seen[g] for g in seen.keys() & counts.keys())
 
 
 @lru_cache(maxsize=1 << 16)
@@ -395,8 +395,6 @@ class QuestionContext:
     # answer features by shape and answers (`_shared`).
     rests: dict[tuple[tuple[int, int], ...], tuple[str, set[str], set[str], GramAssociations]] = field(default_factory=dict)
     predicate_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
-    # (rest, predicate) -> the predicate features of a path of that one predicate (`_single_row_features`)
-    single_rows: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     # predicate or directed predicate -> `PredicateNeighbours.score` against the question (it does not depend on the rest)
     neighbour_scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     directed_rows: dict[tuple[str, str], tuple[float, float, float]] = field(default_factory=dict)
@@ -564,9 +562,7 @@ def _predicate_features(
             )
         rows.append(context.predicate_rows[(rest, predicate)])
     if len(rows) == 1:
-        if (rest, predicates[0]) not in context.single_rows:
-            context.single_rows[(rest, predicates[0])] = _single_row_features(rows[0])
-        features = dict(context.single_rows[(rest, predicates[0])])
+        features = dict(_shared(context, ("single row", rest, predicates[0]), lambda: _single_row_features(rows[0])))
     else:
         last = rows[-1] if candidate.shape.answer_predicate_last() else rows[0]
         features = {}
