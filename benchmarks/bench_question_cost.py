@@ -176,12 +176,8 @@ class Run:
             self.stage_cpu[stage].append(self.clock.cpu[stage])
             self.stage_wall[stage].append(self.clock.wall[stage])
         self.stage_cpu["other"].append(cpu - staged_cpu)
-        for name, seconds in self.clock.template_cpu.items():
-            self.template_cpu[name] += seconds
-            self.template_calls[name] += self.clock.template_calls[name]
-        for name, seconds in self.clock.lookup_cpu.items():
-            self.lookup_cpu[name] += seconds
-            self.lookup_calls[name] += self.clock.lookup_calls[name]
+        _add_counts(self.template_cpu, self.template_calls, self.clock.template_cpu, self.clock.template_calls)
+        _add_counts(self.lookup_cpu, self.lookup_calls, self.clock.lookup_cpu, self.clock.lookup_calls)
         self.stage_wall["other"].append(wall - staged_wall)
 
     def summary(self) -> dict[str, Any]:
@@ -203,21 +199,24 @@ class Run:
             "wall_p95_ms": 1000 * wall["p95"],
             "queries_per_question": float(np.mean(self.queries)),
             "stages": stages,
-            "generation_queries": {
-                name: {
-                    "cpu_ms_per_question": 1000 * self.template_cpu[name] / len(self.cpu),
-                    "calls_per_question": self.template_calls[name] / len(self.cpu),
-                }
-                for name in sorted(self.template_cpu, key=lambda name: -self.template_cpu[name])
-            },
-            "linking_queries": {
-                name: {
-                    "cpu_ms_per_question": 1000 * self.lookup_cpu[name] / len(self.cpu),
-                    "calls_per_question": self.lookup_calls[name] / len(self.cpu),
-                }
-                for name in sorted(self.lookup_cpu, key=lambda name: -self.lookup_cpu[name])
-            },
+            "generation_queries": _per_question(self.template_cpu, self.template_calls, len(self.cpu)),
+            "linking_queries": _per_question(self.lookup_cpu, self.lookup_calls, len(self.cpu)),
         }
+
+
+def _add_counts(cpu: dict[str, float], calls: dict[str, int], more_cpu: Mapping[str, float], more_calls: Mapping[str, int]) -> None:
+    """Add one question's CPU seconds and calls per template to the run's."""
+    for name, seconds in more_cpu.items():
+        cpu[name] += seconds
+        calls[name] += more_calls[name]
+
+
+def _per_question(cpu: Mapping[str, float], calls: Mapping[str, int], questions: int) -> dict[str, dict[str, float]]:
+    """CPU ms and calls per question of each template, the costliest first."""
+    return {
+        name: {"cpu_ms_per_question": 1000 * cpu[name] / questions, "calls_per_question": calls[name] / questions}
+        for name in sorted(cpu, key=lambda name: -cpu[name])
+    }
 
 
 def print_summary(name: str, summary: dict[str, Any]) -> None:
@@ -230,12 +229,10 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
     print(f"  {'stage':<10}  {'CPU mean ms':>11}  {'wall p50 ms':>11}  {'wall p95 ms':>11}")
     for stage, figures in summary["stages"].items():
         print(f"  {stage:<10}  {figures['cpu_mean_ms']:>11.2f}  {figures['wall_p50_ms']:>11.2f}  {figures['wall_p95_ms']:>11.2f}")
-    print(f"  {'query generation template':<26}  {'CPU ms/question':>15}  {'calls/question':>14}")
-    for name, figures in summary["generation_queries"].items():
-        print(f"  {name:<26}  {figures['cpu_ms_per_question']:>15.2f}  {figures['calls_per_question']:>14.2f}")
-    print(f"  {'linking look-up template':<26}  {'CPU ms/question':>15}  {'calls/question':>14}")
-    for name, figures in summary["linking_queries"].items():
-        print(f"  {name:<26}  {figures['cpu_ms_per_question']:>15.2f}  {figures['calls_per_question']:>14.2f}")
+    for title, key in (("query generation template", "generation_queries"), ("linking look-up template", "linking_queries")):
+        print(f"  {title:<26}  {'CPU ms/question':>15}  {'calls/question':>14}")
+        for template, figures in summary[key].items():
+            print(f"  {template:<26}  {figures['cpu_ms_per_question']:>15.2f}  {figures['calls_per_question']:>14.2f}")
 
 
 def main() -> int:
