@@ -3,8 +3,10 @@ entities of a question have tens of thousands of edges?
 
     python benchmarks/bench_hub.py [--degrees 0,5000,20000,50000] [--hubs 5] [--work DIR]
 
-The hubs are the bench entities that the most dev questions are about (by
-the entities of their gold SPARQL). For each degree N every hub gets N extra
+The hubs are the bench entities that the most questions are about (by the
+entities of their gold SPARQL), of dev.txt or of the file `--questions` names:
+judge a change on held-out train questions (`benchmarks/split.py`, and a
+`--model` trained without them), and report it on dev. For each degree N every hub gets N extra
 synthetic edges over 500 predicates with Zipf frequencies; the predicate
 names are real bench predicates the hub does not already use (so no gold
 answer changes, and the distractors read like real relations), and every new
@@ -33,14 +35,14 @@ no ranker can tell from the true one. `--predicates unrelated` keeps to the
 predicates that share no two characters in a row with one the hub uses, so
 what changes with N is only the hub's size; `any` (the default) allows them.
 
-The bench plus those edges is loaded with `coqa load` and the dev
+The bench plus those edges is loaded with `coqa load` and the
 questions about the hubs are answered with the shipped model. Printed per
 degree: candidate recall (share of questions where some candidate's answers
 are the gold answers), averaged F1, p50/p95 latency of `Pipeline.answer` and
 its mean CPU time per question (`time.process_time`).
 
 Nothing here is tuned on the scores: the hubs, questions and edges follow
-from the seed and the dev file alone.
+from the seed and the question file alone.
 """
 
 from __future__ import annotations
@@ -182,11 +184,15 @@ def build_store(work: Path, degree: int, hubs: list[str], generator: str, predic
     suffix = f"{degree}" if generator == "zipf" or degree == 0 else f"{generator}-{degree}"
     if predicates != "any" and degree:
         suffix = f"{predicates}-{suffix}"
-    store = work / f"store-{suffix}"
+    store, data = work / f"store-{suffix}", work / f"data-{suffix}"
+    recipe = f"hubs {' '.join(hubs)}; seed {seed}\n"
     if (store / "mentions").exists():
+        built = (data / "recipe.txt").read_text(encoding="utf-8") if (data / "recipe.txt").exists() else "unknown"
+        if built != recipe:
+            raise SystemExit(f"{store} was built for other hubs or another seed ({built.strip()}); give another --work")
         return store
-    data = work / f"data-{suffix}"
     data.mkdir(parents=True, exist_ok=True)
+    (data / "recipe.txt").write_text(recipe, encoding="utf-8")
     for name in ("pkubase-types.txt", "pkubase-mention2ent.txt"):
         (data / name).write_bytes((BENCH / name).read_bytes())
     uses, used = bench_predicates(BENCH / TRIPLES_FILE)
@@ -237,10 +243,10 @@ def measure(store: Path, questions: list[GoldQuestion], model: str | None, degre
 
 
 def run(args: argparse.Namespace, work: Path) -> int:
-    dev = read_ccks(BENCH / "dev.txt")
-    hubs = choose_hubs(dev, args.hubs)
-    questions = [q for q in dev if set(parse_query(q.sparql).entities()) & set(hubs)]
-    print(f"hubs: {' '.join(hubs)}; {len(questions)} dev questions about them; {args.generator} edges, {args.predicates} predicates")
+    source = read_ccks(args.questions)
+    hubs = choose_hubs(source, args.hubs)
+    questions = [q for q in source if set(parse_query(q.sparql).entities()) & set(hubs)]
+    print(f"hubs: {' '.join(hubs)}; {len(questions)} questions of {args.questions} about them; {args.generator} edges, {args.predicates} predicates")
     print(machine_load())
     print(f"{'extra edges per hub':>20}  {'cand. recall':>12}  {'avg F1':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'CPU ms':>7}")
     report: list[dict[str, object]] = []
@@ -263,6 +269,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--degrees", type=lambda s: [int(x) for x in s.split(",")], default=[0, 5000, 20000, 50000])
     parser.add_argument("--hubs", type=int, default=5)
+    parser.add_argument(
+        "--questions", type=Path, default=BENCH / "dev.txt",
+        help="the CCKS question file whose questions choose the hubs and are answered (default: the bench's dev.txt)",
+    )  # fmt: skip
     parser.add_argument("--generator", choices=("zipf", "usage"), default="zipf", help="how the extra edges are drawn (see above)")
     parser.add_argument(
         "--predicates",
