@@ -4,8 +4,9 @@ with the bench inside.
 
     python benchmarks/bench_question_cost.py --store /tmp/s [--large /tmp/s10m] [--limit N] [--rounds R] [--json FILE]
 
-Every dev question of pkubase-bench is answered with the shipped model (or
-`--model`) through `Pipeline.answer`, once per store and round, the stores
+Every dev question of pkubase-bench (or of `--questions`) is answered with
+the shipped model (or `--model`; on the large store `--large-model` if given,
+for a model trained on the large store) through `Pipeline.answer`, once per store and round, the stores
 taking turns question by question so that both see the same machine load.
 CPU time (`time.process_time`, all threads of this process) is the figure to
 compare on a shared machine; wall time gives p50/p95 latency.
@@ -240,6 +241,10 @@ def main() -> int:
     parser.add_argument("--store", type=Path, required=True, help="store of pkubase-bench (made by `coqa load`)")
     parser.add_argument("--large", type=Path, help="a large store with pkubase-bench inside (`coqa load --append`)")
     parser.add_argument("--model", type=Path, help="model directory (default: the shipped model)")
+    parser.add_argument(
+        "--large-model", type=Path,
+        help="model directory for the large store (default: --model): one trained with `coqa train --store LARGE`",
+    )  # fmt: skip
     parser.add_argument("--questions", type=Path, default=BENCH / "dev.txt", help="CCKS question file (default: bench dev)")
     parser.add_argument("--limit", type=int, help="only the first N questions")
     parser.add_argument("--rounds", type=int, default=1, help="answer every question this many times per store")
@@ -248,7 +253,7 @@ def main() -> int:
     questions = [q.question for q in read_ccks(args.questions)][: args.limit]
     runs = [Run("bench store", args.store, args.model)]
     if args.large is not None:
-        runs.append(Run("large store", args.large, args.model))
+        runs.append(Run("large store", args.large, args.large_model or args.model))
     for run in runs:  # warm the model, the caches and the stores' first pages
         run.pipeline.answer(questions[0])
     print(f"code: {Path(coqa.__file__).parent}")
