@@ -70,6 +70,11 @@ class QueryGenerationSettings:
     chain_rows: Mapping[str, int] = field(
         default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
     )
+    # A two-constraint star (star_in_in) with at most this many answers gets star_in_in_out
+    # candidates: the predicates leaving those answers, up to star_hop_predicates of them per
+    # star, the most relevant first (each with at most answers_per_predicate objects).
+    star_hop_middles: int = 3
+    star_hop_predicates: int = 10
     max_candidates: int = 600
     # Comma-separated shape names (coqa.shapes) to generate; empty: every shape.
     # `coqa train` on an NLPCC file records the shapes its gold queries have.

@@ -34,7 +34,7 @@ from coqa.kb.surfaces import normalize_surface
 from coqa.linking import LinkedNode
 from coqa.shapes import (
     CHAIN, CHAIN_OUT_IN, COUNT, IN_DEGREE, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
-    PREDICATE, STAR3_IN, STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
+    PREDICATE, STAR3_IN, STAR_IN_IN, STAR_IN_IN_OUT, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
 )  # fmt: skip
 from coqa.templates import Template
 
@@ -266,6 +266,9 @@ class QueryGenerator:
         for trio in combinations(top[: self.limits.star_nodes], 3) if self.limits.allows(STAR3_IN.name) else ():
             if not any(a.overlaps(b) for a, b in combinations(trio, 2)):
                 candidates.extend(self._star3(trio, hoods))
+        if self.limits.allows(STAR_IN_IN_OUT.name):
+            stars = [c for c in candidates if c.shape is STAR_IN_IN]
+            candidates.extend(self._star_hops(stars, relevance, cuts))
         if count_question:
             candidates.extend(self._counts(candidates))
         unique = [candidate for candidate in _deduplicate(candidates) if self.limits.allows(candidate.shape.name)]
@@ -446,6 +449,55 @@ class QueryGenerator:
                 continue  # "a type both have" answers no question
             bindings = {"e1": first.term, "p1": Term.entity(p1), "e2": second.term, "p2": Term.entity(p2)}
             yield Candidate(shape, bindings, (first, second), (p1, p2), _sorted(answers))
+
+    def _star_hops(
+        self, stars: Sequence[Candidate], relevance: Mapping[str, Callable[[str, bool | None], float]], cuts: list[CapCut]
+    ) -> list[Candidate]:
+        """star_in_in_out: from the stars whose constraints pin down at most
+        star_hop_middles entities, one hop more. The store counts the
+        predicates leaving each of those entities (`discover_out`, as for a
+        linked node), each star keeps its star_hop_predicates most relevant
+        ones, and their objects are fetched (`expand_out`). A hop back to a
+        star's own linked node is no answer."""
+        pinned = [s for s in stars if s.answers and not any(a.is_literal for a in s.answers)]
+        few = [s for s in pinned if len(s.answers) <= self.limits.star_hop_middles]
+        if len(few) < len(pinned):
+            cuts.append(CapCut("star_hop_middles", "question", len(few), len(pinned)))
+        counts = {middle: self._predicate_counts(DISCOVER_OUT, middle) for middle in sorted({a for s in few for a in s.answers})}
+        chosen = [(star, self._hop_predicates(star, counts, relevance[star.nodes[0].surface], cuts)) for star in few]
+        wanted: dict[Term, set[str]] = defaultdict(set)
+        for star, predicates in chosen:
+            for middle in star.answers:
+                wanted[middle].update(p for p in predicates if p in counts[middle])
+        objects = {middle: self._expand(EXPAND_OUT, middle, sorted(wanted[middle])) for middle in sorted(wanted) if wanted[middle]}
+        hops = []
+        for star, predicates in chosen:
+            own = {node.term for node in star.nodes}
+            for predicate in predicates:
+                answers = set().union(*(objects.get(middle, {}).get(predicate, set()) for middle in star.answers)) - own
+                if answers:
+                    bindings = {**star.bindings, "p3": Term.entity(predicate)}
+                    hops.append(Candidate(STAR_IN_IN_OUT, bindings, star.nodes, (*star.predicates, predicate), _sorted(answers)))
+        return hops
+
+    def _hop_predicates(
+        self, star: Candidate, counts: Mapping[Term, Mapping[str, int]], relevance: Callable[[str, bool | None], float], cuts: list[CapCut]
+    ) -> list[str]:
+        """The star_hop_predicates most relevant predicates leaving the star's
+        answers (read beyond its first node), those with at most
+        answers_per_predicate objects over all its answers; neither a type nor
+        the star's own two predicates (which lead back to its linked nodes)."""
+        totals: dict[str, int] = defaultdict(int)
+        for middle in star.answers:
+            for predicate, count in counts.get(middle, {}).items():
+                totals[predicate] += count
+        skipped = {TYPE_PREDICATE, *star.predicates}
+        usable = {p: n for p, n in totals.items() if p not in skipped and n <= self.limits.answers_per_predicate}
+        chosen = most_relevant(usable, lambda p: relevance(p, None), self.limits.star_hop_predicates)
+        if len(chosen) < len(usable):
+            where = f"{star.nodes[0].term} {star.nodes[1].term} {STAR_IN_IN_OUT.name}"
+            cuts.append(CapCut("star_hop_predicates", where, len(chosen), len(usable)))
+        return chosen
 
     @staticmethod
     def _star3(trio: tuple[LinkedNode, ...], hoods: Mapping[Term, _Neighbourhood]) -> Iterable[Candidate]:

@@ -20,6 +20,7 @@ ONE_HOP = "one hop"
 CHAIN = "chain"
 STAR = "star"
 STAR3 = "three-entity star"
+STAR_HOP = "star then hop"
 TYPED = "type constraint"
 FACT_CHECKED = "fact checked"
 RELATION = "relation"
@@ -70,8 +71,9 @@ class Shape:
         return not self.outward
 
     def answer_predicate_last(self) -> bool:
-        """Whether the predicate that reaches the answer is the last of the path (chains) or the first."""
-        return self.family == CHAIN
+        """Whether the predicate that reaches the answer is the last of the path (chains, a star's
+        hop) or the first."""
+        return self.family in (CHAIN, STAR_HOP)
 
 
 ONE_HOP_OUT = Shape("one_hop_out", ONE_HOP, outward=True, gold_category=GOLD_ONE_HOP)
@@ -85,6 +87,7 @@ STAR_IN_IN = Shape("star_in_in", STAR, outward=False, gold_category=GOLD_STAR)
 STAR_OUT_IN = Shape("star_out_in", STAR, outward=True, gold_category=GOLD_STAR)
 STAR_OUT_OUT = Shape("star_out_out", STAR, outward=True, gold_category=GOLD_STAR, second_outward=True)
 STAR3_IN = Shape("star3_in", STAR3, outward=False, gold_category=GOLD_COMPLEX)
+STAR_IN_IN_OUT = Shape("star_in_in_out", STAR_HOP, outward=False, gold_category=GOLD_COMPLEX)
 TYPE_IN = Shape("type_in", TYPED, outward=False, gold_category=GOLD_TYPE_CONSTRAINT, discovery="discover_type_in")
 TYPE_OUT = Shape("type_out", TYPED, outward=True, gold_category=GOLD_TYPE_CONSTRAINT, discovery="discover_type_out")
 PREDICATE = Shape("predicate", RELATION, outward=False, gold_category=GOLD_PREDICATE_ANSWER)
@@ -94,7 +97,7 @@ COUNT_STAR_IN_IN = Shape("count_star_in_in", COUNT, outward=False, gold_category
 
 SHAPES: tuple[Shape, ...] = (
     ONE_HOP_OUT, ONE_HOP_IN, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, CHAIN_OUT_OUT, CHAIN_IN_OUT, CHAIN_OUT_IN,
-    STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, STAR3_IN, TYPE_OUT, TYPE_IN, PREDICATE, COUNT_IN, COUNT_OUT, COUNT_STAR_IN_IN,
+    STAR_IN_IN, STAR_OUT_IN, STAR_OUT_OUT, STAR3_IN, STAR_IN_IN_OUT, TYPE_OUT, TYPE_IN, PREDICATE, COUNT_IN, COUNT_OUT, COUNT_STAR_IN_IN,
 )  # fmt: skip
 SHAPES_BY_NAME: dict[str, Shape] = {shape.name: shape for shape in SHAPES}
 

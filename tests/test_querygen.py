@@ -51,6 +51,7 @@ def test_a_literal_slot_is_escaped() -> None:
         ("select ?x where { <甲> <导演> ?x. ?x <类型> <电影>. }", ("star_out_in", "type_out")),
         ("select (count(?x) as ?n) where { ?x <城市> <甲>. }", "count_in"),
         ("select ?x where { <甲> <城市> <乙>. <甲> <地址> ?x. }", "one_hop_out_checked"),
+        ('select ?x where { ?y <生日> "1990". ?y <籍贯> <乙>. ?y <民族> ?x. }', "star_in_in_out"),
         ("select ?x where { ?x <a> ?y. ?y <b> ?z. ?z <c> <甲>. }", None),
     ],
 )
@@ -285,3 +286,44 @@ def test_without_a_margin_the_homonym_gets_its_candidates(homonym_kb: KnowledgeB
     candidates, cuts = generator.generate_recorded(HOMONYM_LINKS, "乌克兰的气候类型是什么")
     assert "乌克兰_（游戏人物）" in {node.term.value for c in candidates for node in c.nodes}
     assert not [cut for cut in cuts if cut.setting == "link_score_margin"]
+
+
+# --- star_in_in_out: the hop from the few things two constraints pin down ---
+
+
+@pytest.fixture(scope="module")
+def star_hop_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """A real store where one person has both 籍贯 甲城 and 职务 乙职, another only
+    甲城 and three more only 乙职; each person has a 民族 and a 性别."""
+    lines = ["<张三>\t<籍贯>\t<甲城> .", "<张三>\t<职务>\t<乙职> .", "<李四>\t<籍贯>\t<甲城> ."]
+    lines += [f"<路人{i}>\t<职务>\t<乙职> ." for i in range(3)]
+    for person in ("张三", "李四", "路人0", "路人1", "路人2"):
+        lines += [f"<{person}>\t<民族>\t<{person}的民族> .", f"<{person}>\t<性别>\t\"{person}的性别\" ."]
+    yield from _loaded_store(tmp_path_factory, "star-hop", lines, "甲城")
+
+
+STAR_HOP_LINKS = [LinkedNode(Term.entity("甲城"), 0.9, 0, 2, "甲城"), LinkedNode(Term.entity("乙职"), 0.8, 3, 5, "乙职")]
+
+
+def test_a_star_that_pins_down_one_thing_gets_its_hop(star_hop_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(star_hop_kb, TEMPLATES, QueryGenerationSettings())
+    candidates, _ = generator.generate_recorded(STAR_HOP_LINKS, "甲城的乙职的民族")
+    hops = {c.predicates: [a.value for a in c.answers] for c in candidates if c.shape.name == "star_in_in_out"}
+    # A star's two nodes come in one order (by name), so 乙职 first.
+    assert hops == {("职务", "籍贯", "民族"): ["张三的民族"], ("职务", "籍贯", "性别"): ["张三的性别"]}
+    sparql = next(c for c in candidates if c.shape.name == "star_in_in_out").sparql(TEMPLATES)
+    assert [row[0].value for row in star_hop_kb.select(sparql).rows] in (["张三的民族"], ["张三的性别"])
+
+
+def test_star_hop_predicates_keeps_the_most_relevant_hops_and_records_the_cut(star_hop_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(star_hop_kb, TEMPLATES, QueryGenerationSettings(star_hop_predicates=1))
+    candidates, cuts = generator.generate_recorded(STAR_HOP_LINKS, "甲城的乙职的性别")
+    assert [c.predicates for c in candidates if c.shape.name == "star_in_in_out"] == [("职务", "籍贯", "性别")]
+    assert CapCut("star_hop_predicates", "<乙职> <甲城> star_in_in_out", 1, 2) in cuts
+
+
+def test_a_star_with_more_answers_than_star_hop_middles_gets_no_hop(star_hop_kb: KnowledgeBase) -> None:
+    generator = QueryGenerator(star_hop_kb, TEMPLATES, QueryGenerationSettings(star_hop_middles=0))
+    candidates, cuts = generator.generate_recorded(STAR_HOP_LINKS, "甲城的乙职的民族")
+    assert not [c for c in candidates if c.shape.name == "star_in_in_out"]
+    assert CapCut("star_hop_middles", "question", 0, 1) in cuts
