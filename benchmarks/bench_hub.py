@@ -6,8 +6,9 @@ entities of a question have tens of thousands of edges?
 The hubs are the bench entities that the most questions are about (by the
 entities of their gold SPARQL), of dev.txt or of the file `--questions` names:
 judge a change on held-out train questions (`benchmarks/split.py`, and a
-`--model` trained without them), and report it on dev. For each degree N every hub gets N extra
-synthetic edges over 500 predicates with Zipf frequencies; the predicate
+`--model` trained without them), and report it on dev. For each degree N
+every hub gets N extra synthetic edges over 500 predicates with Zipf
+frequencies; the predicate
 names are real bench predicates the hub does not already use (so no gold
 answer changes, and the distractors read like real relations), and every new
 neighbour has one further edge, so two-hop paths exist. Two generators

@@ -6,8 +6,9 @@ with the bench inside.
 
 Every dev question of pkubase-bench (or of `--questions`) is answered with
 the shipped model (or `--model`; on the large store `--large-model` if given,
-for a model trained on the large store) through `Pipeline.answer`, once per store and round, the stores
-taking turns question by question so that both see the same machine load.
+for a model trained on the large store) through `Pipeline.answer`, once per
+store and round, the stores taking turns question by question so that both
+see the same machine load.
 CPU time (`time.process_time`, all threads of this process) is the figure to
 compare on a shared machine; wall time gives p50/p95 latency.
 
