@@ -80,7 +80,8 @@ def detect_mentions(
     surfaces, at least MIN_SUFFIX_LENGTH long (source `suffix`: `富临大酒店`
     for `深圳富临大酒店`), or when it is close to indexed surfaces
     (source `fuzzy`, see `fuzzy_mentions`). Quoted spans and `extra_spans` (e.g. NER)
-    add their source to an indexed span, or are looked up exactly.
+    add their source to an indexed span, or are looked up exactly. No span
+    begins or ends inside a Latin word (`cuts_a_word`).
     """
     found: dict[tuple[int, int], Mention] = {}
     for match in index.find_all(text):
@@ -109,7 +110,21 @@ def detect_mentions(
             entries = tuple(index.lookup(text[start:end]))
             if entries:
                 found[(start, end)] = Mention(start, end, text[start:end], entries, frozenset({source}))
-    return sorted(found.values(), key=lambda m: (m.start, -m.end))
+    kept = [mention for mention in found.values() if not cuts_a_word(text, mention.start, mention.end)]
+    return sorted(kept, key=lambda m: (m.start, -m.end))
+
+
+def cuts_a_word(text: str, start: int, end: int) -> bool:
+    """Whether the span [start, end) begins or ends between two ASCII letters
+    of the question: `or` inside `organization` names nothing the question
+    says. Chinese has no word boundaries; written Latin words do."""
+    return (0 < start < len(text) and _latin_pair(text[start - 1], text[start])) or (
+        0 < end < len(text) and _latin_pair(text[end - 1], text[end])
+    )
+
+
+def _latin_pair(first: str, second: str) -> bool:
+    return first.isascii() and first.isalpha() and second.isascii() and second.isalpha()
 
 
 def _without_fillers(text: str) -> tuple[str, list[int]]:
