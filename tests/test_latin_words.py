@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from coqa.dataset import read_ccks
+from coqa.gold import parse_query
+from coqa.kb import INDEX_SUBDIR
 from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
 from coqa.mentions import cuts_a_word, detect_mentions, normalize_question
 
@@ -42,3 +45,19 @@ def test_cuts_a_word_looks_at_both_ends_of_the_span() -> None:
     assert cuts_a_word(text, 0, 2) and cuts_a_word(text, 1, 3) and cuts_a_word(text, 10, 12)
     assert not cuts_a_word(text, 0, 12)
     assert not cuts_a_word("5a景区", 0, 2)
+
+
+TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench" / "train.txt"
+
+
+@pytest.mark.skipif(not TRAIN.exists(), reason="pkubase-bench not beside the repository")
+def test_no_span_inside_a_latin_word_names_a_gold_entity_of_train(bench_store_dir: Path) -> None:
+    index = MentionIndex.open(bench_store_dir / INDEX_SUBDIR)
+    dropped = []
+    for question in read_ccks(TRAIN):
+        text = normalize_question(question.question)
+        gold = {name.strip("<>") for name in parse_query(question.sparql).entities()}
+        for match in index.find_all(text):
+            if cuts_a_word(text, match.start, match.end) and any(entry.target in gold for entry in match.entries):
+                dropped.append((question.question, match.surface))
+    assert dropped == []
