@@ -85,7 +85,8 @@ def detect_mentions(
     """
     found: dict[tuple[int, int], Mention] = {}
     for match in index.find_all(text):
-        if match.end - match.start >= min_length:
+        # Dropped here too, not only at the end: a span inside a word must not hide the completions it covers.
+        if match.end - match.start >= min_length and not cuts_a_word(text, match.start, match.end):
             kinds = frozenset(entry.kind for entry in match.entries)
             found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, kinds)
     for start in range(len(text)):
