@@ -37,7 +37,7 @@ from coqa.cues import (
 from coqa.linking import LinkedNode
 from coqa.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
 from coqa.kb.names import Term
-from coqa.kb.surfaces import normalize_surface
+from coqa.kb.surfaces import base_name, normalize_surface
 from coqa.querygen import Candidate
 from coqa.shapes import SHAPES, TYPE_PREDICATE, shape_features
 
@@ -446,6 +446,7 @@ def candidate_features(
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
     features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
+    features.update(_shared(context, ("stated", answers), lambda: _stated_features(answers, text, linked)))
     return features
 
 
@@ -711,6 +712,27 @@ def _answer_form_features(candidate: Candidate, text: str, cues: Mapping[str, fl
     }
 
 
+_STATED_FEATURES = ("a_stated",)
+
+
+@lru_cache(maxsize=1 << 17)
+def _answer_surface(answer: Term) -> str:
+    """The answer as a question would write it: normalized, an entity without its qualifier."""
+    return normalize_surface(answer.value if answer.is_literal else base_name(answer.value))
+
+
+def _stated_features(answers: Sequence[Term], text: str, linked: Sequence[LinkedNode]) -> dict[str, float]:
+    """The share of the answers that the question itself states: linked from
+    it, or written in it (two characters or more). A question seldom asks for
+    what it says, so a query answering with the question's own constraint
+    (a grade, a date, a yes/no value it names) is seldom the one it asks."""
+    if not answers:
+        return {"a_stated": 0.0}
+    terms = {node.term for node in linked}
+    stated = sum(answer in terms or (len(surface := _answer_surface(answer)) >= 2 and surface in text) for answer in answers)
+    return {"a_stated": stated / len(answers)}
+
+
 RELATIVE_FEATURES = (
     "link_max", "link_mean", "p_assoc_max_max", "p_assoc_top3_max", "p_char_max", "p_bigram_max",
     "p_fuzzy_max", "p_prior_max", "coverage", "a_log_count", "p_neighbour_max_max", "p_neighbour_top3_max",
@@ -736,6 +758,7 @@ CANDIDATE_FEATURES: tuple[str, ...] = (
     + _ANSWER_FEATURES
     + _EXPLANATION_FEATURES
     + _ANSWER_FORM_FEATURES
+    + _STATED_FEATURES
 )
 RANK_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + tuple(f"gap_{name}" for name in RELATIVE_FEATURES)
 

@@ -9,7 +9,7 @@ from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.querygen import Candidate
 from coqa.ranking import (
-    PredicateAssociations, PredicateNeighbours, _answer_form_features, _explanation_features, directed, grams, matching_name,
+    PredicateAssociations, PredicateNeighbours, _answer_form_features, _explanation_features, _stated_features, directed, grams, matching_name,
     name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans,
 )  # fmt: skip
 from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT
@@ -79,6 +79,18 @@ def test_answer_forms_against_cues_and_plural_wording() -> None:
     works = Candidate(ONE_HOP_OUT, {}, (FILM,), ("代表作品",), (Term.entity("雪夜行"), Term.entity("北河记")))
     features = _answer_form_features(works, which, question_cues(which))
     assert features["a_plural_many"] == 1.0 and features["a_singular_one"] == 0.0
+
+
+def test_answers_the_question_states_are_counted() -> None:
+    question = "等级为4a的云溪公园的官方网站是什么？"
+    grade, park = Term.literal("4A"), LinkedNode(Term.entity("云溪公园_（某市）"), 0.9, 7, 11, "云溪公园")
+    linked = [park, LinkedNode(grade, 0.5, 3, 5, "4a")]
+    assert _stated_features((grade,), question, linked)["a_stated"] == 1.0
+    assert _stated_features((Term.literal("4a"),), question, [park])["a_stated"] == 1.0  # written in it, not linked
+    assert _stated_features((park.term,), question, [])["a_stated"] == 1.0  # an entity by its name without qualifier
+    assert _stated_features((Term.literal("http://yunxi.example"), grade), question, linked)["a_stated"] == 0.5
+    assert _stated_features((Term.literal("的"),), question, [])["a_stated"] == 0.0  # one character says nothing
+    assert _stated_features((), question, linked)["a_stated"] == 0.0
 
 
 def test_wording_learned_for_one_predicate_carries_to_names_sharing_its_words() -> None:
