@@ -39,7 +39,7 @@ from coqa.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
 from coqa.kb.names import Term
 from coqa.kb.surfaces import base_name, normalize_surface
 from coqa.querygen import Candidate
-from coqa.shapes import SHAPES, TYPE_PREDICATE, shape_features
+from coqa.shapes import FACT_CHECKED, SHAPES, TYPE_PREDICATE, shape_features
 
 ASSOCIATIONS_FILE = "associations.json"
 NEIGHBOURS_FILE = "neighbours.npz"
@@ -431,6 +431,7 @@ def candidate_features(
         coverage=sum(n.end - n.start for n in candidate.nodes) / max(len(text), 1),
         top_node=float(bool(linked) and any(n.term == linked[0].term for n in candidate.nodes)),
         node_literal=float(any(n.term.is_literal for n in candidate.nodes)),
+        asked_of_earlier_node=_asked_of_earlier_node(candidate),
     )  # fmt: skip
     used = frozenset(candidate.nodes)
     features.update(_shared(context, ("unused", used), lambda: _unused_features(used, linked, settings.strong_link)))
@@ -448,6 +449,17 @@ def candidate_features(
     features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
     features.update(_shared(context, ("stated", answers), lambda: _stated_features(answers, text, linked)))
     return features
+
+
+def _asked_of_earlier_node(candidate: Candidate) -> float:
+    """1 when the answer is a property of a node the question names before
+    another node of the candidate (a one-hop query checked by a fact: the
+    asked node is the first of its nodes), else 0. Questions name the thing
+    whose property they ask last ("the opening hours of ride B in park A")."""
+    if candidate.shape.family != FACT_CHECKED:
+        return 0.0
+    asked = candidate.nodes[0]
+    return float(any(node.start > asked.start for node in candidate.nodes[1:]))
 
 
 def _unused_features(used: frozenset[LinkedNode], linked: Sequence[LinkedNode], strong_link: float) -> dict[str, float]:
@@ -752,7 +764,7 @@ def add_relative_features(rows: Sequence[dict[str, float]], settings: RankingSet
 CANDIDATE_FEATURES: tuple[str, ...] = (
     tuple(shape.feature for shape in SHAPES)
     + tuple(f"cue_{name}" for name in CUES)
-    + ("link_max", "link_min", "link_mean", "nodes", "coverage", "top_node", "node_literal", "unused_strong", "unused_best")
+    + ("link_max", "link_min", "link_mean", "nodes", "coverage", "top_node", "node_literal", "asked_of_earlier_node", "unused_strong", "unused_best")
     + tuple(f"p_{key}_{kind}" for key in _PREDICATE_ROW for kind in ("max", "min", "last"))
     + ("p_length", "p_assoc_directed", "p_prior_directed", "p_neighbour_directed")
     + _ANSWER_FEATURES

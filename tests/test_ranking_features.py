@@ -9,10 +9,10 @@ from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.querygen import Candidate
 from coqa.ranking import (
-    PredicateAssociations, PredicateNeighbours, _answer_form_features, _explanation_features, _stated_features, directed, grams, matching_name,
+    PredicateAssociations, PredicateNeighbours, _answer_form_features, _asked_of_earlier_node, _explanation_features, _stated_features, directed, grams, matching_name,
     name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans,
 )  # fmt: skip
-from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT
+from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, STAR_IN_IN
 from coqa.cues import question_cues
 from coqa.training import gold_terms
 
@@ -91,6 +91,18 @@ def test_answers_the_question_states_are_counted() -> None:
     assert _stated_features((Term.literal("http://yunxi.example"), grade), question, linked)["a_stated"] == 0.5
     assert _stated_features((Term.literal("的"),), question, [])["a_stated"] == 0.0  # one character says nothing
     assert _stated_features((), question, linked)["a_stated"] == 0.0
+
+
+def test_a_checked_one_hop_knows_whether_it_asks_about_the_node_named_first() -> None:
+    # "the opening hours of ride 飞天梭 in park 云溪乐园": 云溪乐园 comes first, 飞天梭 last.
+    park = LinkedNode(Term.entity("云溪乐园"), 0.9, 0, 4, "云溪乐园")
+    ride = LinkedNode(Term.entity("飞天梭"), 0.8, 5, 8, "飞天梭")
+    hours = (Term.literal("09:00-17:00"),)
+    of_park = Candidate(ONE_HOP_OUT_CHECKED, {}, (park, ride), ("营业时间", "娱乐项目名称"), hours)
+    of_ride = Candidate(ONE_HOP_OUT_CHECKED_IN, {}, (ride, park), ("项目营业时间", "娱乐项目名称"), hours)
+    assert _asked_of_earlier_node(of_park) == 1.0 and _asked_of_earlier_node(of_ride) == 0.0
+    assert _asked_of_earlier_node(Candidate(STAR_IN_IN, {}, (park, ride), ("地点", "项目"), hours)) == 0.0
+    assert _asked_of_earlier_node(Candidate(ONE_HOP_OUT, {}, (park,), ("营业时间",), hours)) == 0.0
 
 
 def test_wording_learned_for_one_predicate_carries_to_names_sharing_its_words() -> None:
