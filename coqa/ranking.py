@@ -61,10 +61,15 @@ def pair_key(predicates: Iterable[str]) -> str:
     return "+".join(sorted(predicates)) + "+"
 
 
+def shape_key(shape: str) -> str:
+    """The neighbour key of the training questions whose gold query has this shape."""
+    return shape + "#"
+
+
 def is_predicate_key(key: str) -> bool:
     """Whether an association or neighbour key is a predicate itself, not a
-    directed (`p>`, `p<`), pair (`p+q+`) or name-piece (`~piece~`) key."""
-    return not key.endswith((">", "<", "+", "~"))
+    directed (`p>`, `p<`), pair (`p+q+`), name-piece (`~piece~`) or shape (`shape#`) key."""
+    return not key.endswith((">", "<", "+", "~", "#"))
 
 
 def name_overlap(first: str, second: str) -> float:
@@ -444,6 +449,8 @@ def candidate_features(
         context, ("explanation", rest, tuple(_path_predicates(candidate)), candidate.shape.answer_predicate_last()),
         lambda: _explanation_features(candidate, rest, rest_associations, associations, EXPLAINING_ASSOCIATION, context.explained),
     ))  # fmt: skip
+    shape = shape_key(candidate.shape.name)
+    features.update(_shared(context, ("shape neighbours", shape), lambda: dict(zip(_SHAPE_NEIGHBOUR_FEATURES, neighbours.score(shape, context.neighbour_sims)))))
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
     features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
@@ -663,6 +670,11 @@ def _paraphrase_features(
     return dict(zip(PARAPHRASE_FEATURES, context.paraphrases[(rest, predicate)]))
 
 
+# How similar the question is to the training questions whose gold query has
+# the candidate's shape: the best one and the mean of the three best (a chain
+# question reads like other chain questions).
+_SHAPE_NEIGHBOUR_FEATURES = ("n_shape_best", "n_shape_top3")
+
 _ANSWER_FEATURES = (
     "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
     "a_many_count",
@@ -771,6 +783,7 @@ CANDIDATE_FEATURES: tuple[str, ...] = (
     + _EXPLANATION_FEATURES
     + _ANSWER_FORM_FEATURES
     + _STATED_FEATURES
+    + _SHAPE_NEIGHBOUR_FEATURES
 )
 RANK_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + tuple(f"gap_{name}" for name in RELATIVE_FEATURES)
 

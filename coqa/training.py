@@ -33,7 +33,7 @@ from coqa.mentions import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.paraphrase import PredicateParaphrases
-from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, matching_name, name_piece_key, name_pieces, pair_key, rank_features, remove_spans
+from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, matching_name, name_piece_key, name_pieces, pair_key, rank_features, remove_spans, shape_key
 from coqa.shapes import TYPE_PREDICATE
 from coqa.templates import Template, template_digest
 
@@ -315,7 +315,8 @@ class Trainer:
 
     def ranking_statistics(self, examples: Sequence[_Example]) -> tuple[list[PredicateAssociations], PredicateNeighbours]:
         """Association counts per fold (index `folds`: over all) and the TF-IDF
-        neighbours of all questions (a fold's ranker hides its own questions)."""
+        neighbours of all questions, by their gold predicates and the shape of
+        their gold query (a fold's ranker hides its own questions)."""
         smoothing = self.settings.ranking.association_smoothing
         tables = [PredicateAssociations(smoothing) for _ in range(self.folds + 1)]
         texts = []
@@ -329,7 +330,8 @@ class Trainer:
             for fold, table in enumerate(tables):
                 if fold != example.fold:
                     table.add(question_grams, keys)
-        neighbours = PredicateNeighbours.fit(texts, [e.predicates for e in examples], [e.fold for e in examples])
+        keys = [e.predicates + [shape_key(shape)] if (shape := expressing_template(e.question.sparql, self.pipeline.templates)) else e.predicates for e in examples]
+        neighbours = PredicateNeighbours.fit(texts, keys, [e.fold for e in examples])
         return tables, neighbours
 
     def paraphrases_by_fold(self, examples: Sequence[_Example]) -> list[PredicateParaphrases | None]:

@@ -10,7 +10,7 @@ from coqa.linking import LinkedNode
 from coqa.querygen import Candidate
 from coqa.ranking import (
     PredicateAssociations, PredicateNeighbours, _answer_form_features, _asked_of_earlier_node, _explanation_features, _stated_features, directed, grams, matching_name,
-    name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans,
+    name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans, shape_key,
 )  # fmt: skip
 from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, STAR_IN_IN
 from coqa.cues import question_cues
@@ -134,6 +134,18 @@ def test_wording_of_the_nearest_training_questions_carries_to_predicates_named_a
     price, author = name_neighbour_scores("价格", nearest), name_neighbour_scores("作者", nearest)
     assert price[0] > author[0] == 0.0 and price[1] > author[1] == 0.0
     assert name_overlap("售价", "价格") == 0.5 and name_overlap("页 数", "页数") == 1.0 and name_overlap("作者", "isbn") == 0.0
+
+
+def test_questions_score_by_their_likeness_to_training_questions_of_each_gold_shape() -> None:
+    texts = ["||||的作者的出生地在哪里", "||||的导演的妻子是谁", "||||的作者是谁"]
+    golds = [["作者", "出生地", shape_key("chain_out_out")], ["导演", "妻子", shape_key("chain_out_out")], ["作者", shape_key("one_hop_out")]]
+    neighbours = PredicateNeighbours.fit(texts, golds, [0, 1, 2])
+    assert all(shape_key("one_hop_out") not in names for names in neighbours.gold_predicates.values())  # no predicate
+    sims = neighbours.similarities("||||的编剧的出生地是哪里", None)
+    chain, one_hop = neighbours.score(shape_key("chain_out_out"), sims), neighbours.score(shape_key("one_hop_out"), sims)
+    assert chain[0] > one_hop[0] > 0.0
+    assert neighbours.score(shape_key("star_in_in"), sims) == (0.0, 0.0)  # no training question had that shape
+    assert neighbours.score(shape_key("one_hop_out"), neighbours.similarities("||||的作者是谁", 2)) == (0.0, 0.0)  # its fold hidden
 
 
 def test_association_scores_follow_their_definition_and_see_later_training() -> None:
