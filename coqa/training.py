@@ -145,6 +145,7 @@ class _Example:
     fold: int
     gold: set[Term]
     predicates: list[str]
+    shape: str | None  # the registered shape whose template expresses the gold query
     mentions: list[Mention]
     link_candidates: list[LinkCandidate] = field(default_factory=list)
 
@@ -183,7 +184,7 @@ class Trainer:
         paraphrases = self.paraphrases_by_fold(examples)
         table = self.ranking_table(examples, link_scores, associations, neighbours, paraphrases)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
-        expressible = sum(expressing_template(q.sparql, self.pipeline.templates) is not None for q in questions)
+        expressible = sum(e.shape is not None for e in examples)
         link_labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
         summary = TrainingSummary(
             len(examples), len(link_labels), sum(label > 0 for label in link_labels), len(table.rows), sum(table.labels),
@@ -289,7 +290,8 @@ class Trainer:
         text = normalize_question(question.question)
         gold, predicates = gold_terms(question.sparql)
         mentions = self.pipeline.detect(text)
-        return _Example(question, text, i % self.folds, gold, predicates, mentions)
+        shape = expressing_template(question.sparql, self.pipeline.templates)
+        return _Example(question, text, i % self.folds, gold, predicates, shape, mentions)
 
     def _keyphraseness_by_fold(self, examples: Sequence[_Example]) -> list[dict[str, tuple[int, int]]]:
         """Per fold (and, at index `folds`, over all): surface -> (gold mention count, match count).
@@ -330,8 +332,8 @@ class Trainer:
             for fold, table in enumerate(tables):
                 if fold != example.fold:
                     table.add(question_grams, keys)
-        keys = [e.predicates + [shape_key(shape)] if (shape := expressing_template(e.question.sparql, self.pipeline.templates)) else e.predicates for e in examples]
-        neighbours = PredicateNeighbours.fit(texts, keys, [e.fold for e in examples])
+        neighbour_keys = [e.predicates + ([shape_key(e.shape)] if e.shape else []) for e in examples]
+        neighbours = PredicateNeighbours.fit(texts, neighbour_keys, [e.fold for e in examples])
         return tables, neighbours
 
     def paraphrases_by_fold(self, examples: Sequence[_Example]) -> list[PredicateParaphrases | None]:
