@@ -450,7 +450,7 @@ def candidate_features(
         lambda: _explanation_features(candidate, rest, rest_associations, associations, EXPLAINING_ASSOCIATION, context.explained),
     ))  # fmt: skip
     shape = shape_key(candidate.shape.name)
-    features.update(_shared(context, ("shape neighbours", shape), lambda: dict(zip(_SHAPE_NEIGHBOUR_FEATURES, neighbours.score(shape, context.neighbour_sims)))))
+    features.update(_shared(context, ("shape neighbours", shape), lambda: _shape_neighbour_features(shape, neighbours, context)))
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
     features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
@@ -674,6 +674,10 @@ def _paraphrase_features(
 # the candidate's shape: the best one and the mean of the three best (a chain
 # question reads like other chain questions).
 _SHAPE_NEIGHBOUR_FEATURES = ("n_shape_best", "n_shape_top3")
+
+
+def _shape_neighbour_features(shape: str, neighbours: PredicateNeighbours, context: QuestionContext) -> dict[str, float]:
+    return dict(zip(_SHAPE_NEIGHBOUR_FEATURES, neighbours.score(shape, context.neighbour_sims)))
 
 _ANSWER_FEATURES = (
     "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
