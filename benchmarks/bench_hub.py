@@ -55,7 +55,9 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -71,6 +73,7 @@ from coqa.pipeline import Pipeline  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pkubase-bench"
 TRIPLES_FILE = "pkubase-triples.txt"
+TYPES_FILE = "pkubase-types.txt"
 SYNTHETIC_PREDICATES = 500
 PREDICATE_ZIPF = 1.1  # chosen: a few predicates carry most of a hub's edges, as for a country's 国籍 in-edges
 
@@ -94,19 +97,26 @@ class PredicateUse:
         return 2 * self.literal_subjects > self.subjects
 
 
-def bench_predicates(triples_path: Path) -> tuple[dict[str, PredicateUse], dict[str, set[str]]]:
-    """How the bench uses each predicate and, per entity, the predicates on its edges."""
-    used: dict[str, set[str]] = {}
-    objects: dict[str, dict[str, list[str]]] = {}
-    with triples_path.open(encoding="utf-8") as lines:
+def _triples(path: Path) -> Iterator[tuple[str, str, str]]:
+    """The (subject, predicate, object) lines of a bench triple file."""
+    with path.open(encoding="utf-8") as lines:
         for line in lines:
             parts = line.rstrip("\n").rstrip(" .").split("\t")
-            if len(parts) != 3:
-                continue
-            subject, predicate, obj = parts
-            objects.setdefault(predicate, {}).setdefault(subject, []).append(obj)
-            used.setdefault(subject, set()).add(predicate)
-            used.setdefault(obj, set()).add(predicate)
+            if len(parts) == 3:
+                yield parts[0], parts[1], parts[2]
+
+
+def bench_predicates(bench: Path) -> tuple[dict[str, PredicateUse], dict[str, set[str]]]:
+    """How the bench's facts use each predicate and, per entity, the
+    predicates on its edges, its `<类型>` edges included (a typed entity's
+    own relations include its type, so `歌曲类型` is a near-synonym of them)."""
+    used: dict[str, set[str]] = {}
+    objects: dict[str, dict[str, list[str]]] = {}
+    for subject, predicate, obj in _triples(bench / TRIPLES_FILE):
+        objects.setdefault(predicate, {}).setdefault(subject, []).append(obj)
+    for subject, predicate, obj in chain(_triples(bench / TRIPLES_FILE), _triples(bench / TYPES_FILE)):
+        used.setdefault(subject, set()).add(predicate)
+        used.setdefault(obj, set()).add(predicate)
     uses = {
         predicate: PredicateUse(
             max(len(objs) for objs in by_subject.values()),
@@ -186,7 +196,8 @@ def build_store(work: Path, degree: int, hubs: list[str], generator: str, predic
     if predicates != "any" and degree:
         suffix = f"{predicates}-{suffix}"
     store, data = work / f"store-{suffix}", work / f"data-{suffix}"
-    recipe = f"hubs {' '.join(hubs)}; seed {seed}\n"
+    unrelated_to = "; unrelated to the hub's relations and types" if predicates == "unrelated" else ""
+    recipe = f"hubs {' '.join(hubs)}; seed {seed}{unrelated_to}\n"
     if (store / "mentions").exists():
         built = (data / "recipe.txt").read_text(encoding="utf-8") if (data / "recipe.txt").exists() else "unknown"
         if built != recipe:
@@ -194,9 +205,9 @@ def build_store(work: Path, degree: int, hubs: list[str], generator: str, predic
         return store
     data.mkdir(parents=True, exist_ok=True)
     (data / "recipe.txt").write_text(recipe, encoding="utf-8")
-    for name in ("pkubase-types.txt", "pkubase-mention2ent.txt"):
+    for name in (TYPES_FILE, "pkubase-mention2ent.txt"):
         (data / name).write_bytes((BENCH / name).read_bytes())
-    uses, used = bench_predicates(BENCH / TRIPLES_FILE)
+    uses, used = bench_predicates(BENCH)
     rng = np.random.default_rng(seed)
     with (data / TRIPLES_FILE).open("w", encoding="utf-8") as out:
         out.write((BENCH / TRIPLES_FILE).read_text(encoding="utf-8"))
