@@ -407,6 +407,10 @@ class QuestionContext:
     name_neighbours: dict[str, tuple[float, float]] = field(default_factory=dict)
     paraphrases: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
+    linked_terms: frozenset[Term] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "linked_terms", frozenset(node.term for node in self.linked))
 
 
 def _shared(context: QuestionContext, key: tuple, compute: Callable[[], dict[str, float]]) -> dict[str, float]:
@@ -454,7 +458,7 @@ def candidate_features(
     answers = candidate.answers
     features.update(_shared(context, ("answers", answers), lambda: _answer_features(candidate, context.cues)))
     features.update(_shared(context, ("answer forms", answers), lambda: _answer_form_features(candidate, text, context.cues)))
-    features.update(_shared(context, ("stated", answers), lambda: _stated_features(answers, text, linked)))
+    features.update(_shared(context, ("stated", answers), lambda: _stated_features(answers, text, context.linked_terms)))
     return features
 
 
@@ -749,15 +753,14 @@ def _answer_surface(answer: Term) -> str:
     return normalize_surface(answer.value if answer.is_literal else base_name(answer.value))
 
 
-def _stated_features(answers: Sequence[Term], text: str, linked: Sequence[LinkedNode]) -> dict[str, float]:
-    """The share of the answers that the question itself states: linked from
-    it, or written in it (two characters or more). A question seldom asks for
-    what it says, so a query answering with the question's own constraint
+def _stated_features(answers: Sequence[Term], text: str, linked_terms: frozenset[Term]) -> dict[str, float]:
+    """The share of the answers that the question itself states: among its
+    `linked_terms`, or written in it (two characters or more). A question
+    seldom asks for what it says, so a query answering with the question's own constraint
     (a grade, a date, a yes/no value it names) is seldom the one it asks."""
     if not answers:
         return {"a_stated": 0.0}
-    terms = {node.term for node in linked}
-    stated = sum(answer in terms or (len(surface := _answer_surface(answer)) >= 2 and surface in text) for answer in answers)
+    stated = sum(answer in linked_terms or (len(surface := _answer_surface(answer)) >= 2 and surface in text) for answer in answers)
     return {"a_stated": stated / len(answers)}
 
 

@@ -83,13 +83,13 @@ def test_answer_forms_against_cues_and_plural_wording() -> None:
 
 def test_answers_the_question_states_are_counted() -> None:
     question = "等级为4a的云溪公园的官方网站是什么？"
-    grade, park = Term.literal("4A"), LinkedNode(Term.entity("云溪公园_（某市）"), 0.9, 7, 11, "云溪公园")
-    linked = [park, LinkedNode(grade, 0.5, 3, 5, "4a")]
+    grade, park = Term.literal("4A"), Term.entity("云溪公园_（某市）")
+    linked = frozenset({park, grade})
     assert _stated_features((grade,), question, linked)["a_stated"] == 1.0
-    assert _stated_features((Term.literal("4a"),), question, [park])["a_stated"] == 1.0  # written in it, not linked
-    assert _stated_features((park.term,), question, [])["a_stated"] == 1.0  # an entity by its name without qualifier
+    assert _stated_features((Term.literal("4a"),), question, frozenset({park}))["a_stated"] == 1.0  # written in it, not linked
+    assert _stated_features((park,), question, frozenset())["a_stated"] == 1.0  # an entity by its name without qualifier
     assert _stated_features((Term.literal("http://yunxi.example"), grade), question, linked)["a_stated"] == 0.5
-    assert _stated_features((Term.literal("的"),), question, [])["a_stated"] == 0.0  # one character says nothing
+    assert _stated_features((Term.literal("的"),), question, frozenset())["a_stated"] == 0.0  # one character says nothing
     assert _stated_features((), question, linked)["a_stated"] == 0.0
 
 
