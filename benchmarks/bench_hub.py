@@ -33,7 +33,8 @@ neighbour has one further edge, so two-hop paths exist. Two generators
 Either way the new edges may restate one of the hub's own relations under a
 near-synonym with another value (`<外文名>` beside its `<外文名称>`), which
 no ranker can tell from the true one. `--predicates unrelated` keeps to the
-predicates that share no two characters in a row with one the hub uses, so
+predicates that share no two characters in a row with one the hub uses
+(its `<类型>` edges included), so
 what changes with N is only the hub's size; `any` (the default) allows them.
 
 The bench plus those edges is loaded with `coqa load` and the
