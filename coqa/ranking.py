@@ -441,6 +441,7 @@ def candidate_features(
         top_node=float(bool(linked) and any(n.term == linked[0].term for n in candidate.nodes)),
         node_literal=float(any(n.term.is_literal for n in candidate.nodes)),
         asked_of_earlier_node=_asked_of_earlier_node(candidate),
+        de_after_nodes=_de_after_nodes(candidate, text),
     )  # fmt: skip
     used = frozenset(candidate.nodes)
     features.update(_shared(context, ("unused", used), lambda: _unused_features(used, linked, settings.strong_link)))
@@ -471,6 +472,13 @@ def _asked_of_earlier_node(candidate: Candidate) -> float:
         return 0.0
     asked = candidate.nodes[0]
     return float(any(node.start > asked.start for node in candidate.nodes[1:]))
+
+
+def _de_after_nodes(candidate: Candidate, text: str) -> float:
+    """How many 的 the question writes after the last of the candidate's
+    nodes: each one usually joins one more relation (the node's discoverer's
+    foreign name asks two hops), which a shorter path leaves unasked."""
+    return float(text.count("的", max(node.end for node in candidate.nodes)))
 
 
 def _unused_features(used: frozenset[LinkedNode], linked: Sequence[LinkedNode], strong_link: float) -> dict[str, float]:
@@ -783,7 +791,7 @@ def add_relative_features(rows: Sequence[dict[str, float]], settings: RankingSet
 CANDIDATE_FEATURES: tuple[str, ...] = (
     tuple(shape.feature for shape in SHAPES)
     + tuple(f"cue_{name}" for name in CUES)
-    + ("link_max", "link_min", "link_mean", "nodes", "coverage", "top_node", "node_literal", "asked_of_earlier_node", "unused_strong", "unused_best")
+    + ("link_max", "link_min", "link_mean", "nodes", "coverage", "top_node", "node_literal", "asked_of_earlier_node", "de_after_nodes", "unused_strong", "unused_best")
     + tuple(f"p_{key}_{kind}" for key in _PREDICATE_ROW for kind in ("max", "min", "last"))
     + ("p_length", "p_assoc_directed", "p_prior_directed", "p_neighbour_directed")
     + _ANSWER_FEATURES

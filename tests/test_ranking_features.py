@@ -9,7 +9,7 @@ from coqa.kb.names import Term
 from coqa.linking import LinkedNode
 from coqa.querygen import Candidate
 from coqa.ranking import (
-    PredicateAssociations, PredicateNeighbours, _answer_form_features, _asked_of_earlier_node, _explanation_features, _stated_features, directed, grams, matching_name,
+    PredicateAssociations, PredicateNeighbours, _answer_form_features, _asked_of_earlier_node, _de_after_nodes, _explanation_features, _stated_features, directed, grams, matching_name,
     name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans, shape_key,
 )  # fmt: skip
 from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, STAR_IN_IN
@@ -165,3 +165,12 @@ def test_association_scores_follow_their_definition_and_see_later_training() -> 
     assert against.score("导演")[0] == 2 / 3 and against.score("出生地") == (0.0, 0.0)
     associations.add(grams("电影是谁写的"), ["编剧"])
     assert associations.against(question).score("编剧")[0] > 0.0
+
+
+def test_the_de_after_the_last_node_are_counted() -> None:
+    director = Candidate(ONE_HOP_OUT, {}, (FILM,), ("导演",), (Term.entity("某导演"),))
+    assert _de_after_nodes(director, "无名之辈的导演的妻子是谁？") == 2.0
+    assert _de_after_nodes(director, "无名之辈导演是谁？") == 0.0
+    named_later = LinkedNode(Term.entity("导演"), 0.5, 5, 7, "导演")
+    both = Candidate(ONE_HOP_OUT, {}, (FILM, named_later), ("导演",), (Term.entity("某导演"),))
+    assert _de_after_nodes(both, "无名之辈的导演的妻子是谁？") == 1.0  # counted after the node named last
