@@ -56,7 +56,6 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
-from itertools import chain
 from pathlib import Path
 from typing import Iterator
 
@@ -113,11 +112,12 @@ def bench_predicates(bench: Path) -> tuple[dict[str, PredicateUse], dict[str, se
     own relations include its type, so `歌曲类型` is a near-synonym of them)."""
     used: dict[str, set[str]] = {}
     objects: dict[str, dict[str, list[str]]] = {}
-    for subject, predicate, obj in _triples(bench / TRIPLES_FILE):
-        objects.setdefault(predicate, {}).setdefault(subject, []).append(obj)
-    for subject, predicate, obj in chain(_triples(bench / TRIPLES_FILE), _triples(bench / TYPES_FILE)):
-        used.setdefault(subject, set()).add(predicate)
-        used.setdefault(obj, set()).add(predicate)
+    for source in (TRIPLES_FILE, TYPES_FILE):
+        for subject, predicate, obj in _triples(bench / source):
+            if source == TRIPLES_FILE:
+                objects.setdefault(predicate, {}).setdefault(subject, []).append(obj)
+            used.setdefault(subject, set()).add(predicate)
+            used.setdefault(obj, set()).add(predicate)
     uses = {
         predicate: PredicateUse(
             max(len(objs) for objs in by_subject.values()),
