@@ -476,8 +476,8 @@ def _asked_of_earlier_node(candidate: Candidate) -> float:
 
 def _de_after_nodes(candidate: Candidate, text: str) -> float:
     """How many 的 the question writes after the last of the candidate's
-    nodes: each one usually joins one more relation (the node's discoverer's
-    foreign name asks two hops), which a shorter path leaves unasked."""
+    nodes: each one usually joins one more relation (`A的导演的妻子`, the
+    spouse of film A's director, asks two hops), which a shorter path leaves unasked."""
     return float(text.count("的", max(node.end for node in candidate.nodes)))
 
 
@@ -764,8 +764,9 @@ def _answer_surface(answer: Term) -> str:
 def _stated_features(answers: Sequence[Term], text: str, linked_terms: frozenset[Term]) -> dict[str, float]:
     """The share of the answers that the question itself states: among its
     `linked_terms`, or written in it (two characters or more). A question
-    seldom asks for what it says, so a query answering with the question's own constraint
-    (a grade, a date, a yes/no value it names) is seldom the one it asks."""
+    seldom asks for what it says, so a query answering with the question's
+    own constraint (a grade, a date, a yes/no value it names) is seldom the
+    one it asks."""
     if not answers:
         return {"a_stated": 0.0}
     stated = sum(answer in linked_terms or (len(surface := _answer_surface(answer)) >= 2 and surface in text) for answer in answers)
