@@ -1,12 +1,14 @@
 """pkubase-bench inside a large synthetic store with distractors, side by side
 with the bench store alone: load, append, size, memory, F1, latency, linking.
 
-    python benchmarks/bench_scale.py [--triples 10000000] [--work DIR] [--append-runs 3] [--limit N]
+    python benchmarks/bench_scale.py [--triples 10000000] [--work DIR] [--append-runs 3] [--limit N] [--no-distractors]
 
 1. Writes N synthetic PKU-BASE-shaped triples (benchmarks/synthetic.py) and
    the distractors built from the bench's vocabulary (homonyms, common words
    and ASCII/digit tokens as names and mentions, literals equal to common
-   phrases) into DIR/data.
+   phrases) into DIR/data. With `--no-distractors` the synthetic names are
+   random characters that hardly ever match a question: what the store's
+   size alone costs, apart from the extra things a question's words name.
 2. Loads them with `coqa load` into DIR/store-synthetic, then appends
    pkubase-bench with `coqa load --append` to a fresh copy of it, `--append-runs`
    times (the last copy, DIR/store-scale, is the store measured below), and
@@ -66,16 +68,21 @@ def timed_command(command: list[str]) -> dict[str, float]:
     }
 
 
-def make_data(work: Path, triples: int, seed: int) -> Path:
-    """The synthetic files plus the bench's distractors (reused when present)."""
+def make_data(work: Path, triples: int, seed: int, distractors: bool) -> Path:
+    """The synthetic files, with the bench's distractors or not (reused when
+    present). The stores built from other data in `work` are removed."""
     data = work / "data"
     recorded = data / "generated.json"
-    wanted = {"triples": triples, "seed": seed}
-    if recorded.is_file() and json.loads(recorded.read_text())["arguments"] == wanted:
+    wanted = {"triples": triples, "seed": seed, "distractors": distractors}
+    # Files generated before --no-distractors existed always had them.
+    if recorded.is_file() and {"distractors": True, **json.loads(recorded.read_text())["arguments"]} == wanted:
         return data
+    for stale in (work / "store-synthetic", work / "store-scale"):
+        shutil.rmtree(stale, ignore_errors=True)
     started = time.perf_counter()
     counts = synthetic.generate(data, triples, None, seed)
-    counts.update(synthetic.generate_distractors(data, BENCH, seed))
+    if distractors:
+        counts.update(synthetic.generate_distractors(data, BENCH, seed))
     recorded.write_text(json.dumps({"arguments": wanted, "lines": counts, "seconds": time.perf_counter() - started}))
     return data
 
@@ -225,7 +232,7 @@ def store_line(label: str, store: Path) -> str:
 
 def run(args: argparse.Namespace, work: Path) -> int:
     print(machine_load(), flush=True)
-    data = make_data(work, args.triples, args.seed)
+    data = make_data(work, args.triples, args.seed, args.distractors)
     lines = json.loads((data / "generated.json").read_text())["lines"]
     base = work / "store-synthetic"
     base_load = loaded(base, [COQA, "load", str(data), "--store", str(base)])
@@ -241,7 +248,8 @@ def run(args: argparse.Namespace, work: Path) -> int:
     scale_answers = answered(work / "store-scale", args.limit, work)
     print(machine_load())
     print(f"\ndata: {', '.join(f'{name} {count:,}' for name, count in lines.items())} lines")
-    print(load_line(f"load synthetic + distractors ({sum(lines.values()):,} lines)", base_load, sum(lines.values())))
+    loaded_files = "synthetic + distractors" if args.distractors else "synthetic, no distractors"
+    print(load_line(f"load {loaded_files} ({sum(lines.values()):,} lines)", base_load, sum(lines.values())))
     print_appends(appends)
     print(load_line("load pkubase-bench alone", bench_load))
     print(store_line("bench store", bench))
@@ -265,6 +273,12 @@ def main() -> int:
         help="only time the appends (into DIR/store-append, not reused) after the synthetic load",
     )
     parser.add_argument("--limit", type=int, help="answer only the first N dev questions")
+    parser.add_argument(
+        "--no-distractors",
+        dest="distractors",
+        action="store_false",
+        help="synthetic names only (random characters): the cost of the store's size without name collisions",
+    )
     parser.add_argument("--work", type=Path, help="keep the data and stores here (reused by later runs)")
     parser.add_argument("--answer", type=Path, help=argparse.SUPPRESS)  # internal: one store's answering process
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
