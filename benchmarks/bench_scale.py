@@ -70,14 +70,14 @@ def timed_command(command: list[str]) -> dict[str, float]:
 
 def make_data(work: Path, triples: int, seed: int, distractors: bool) -> Path:
     """The synthetic files, with the bench's distractors or not (reused when
-    present). The stores built from other data in `work` are removed."""
+    present). Other data in `work`, and the stores built from it, are removed."""
     data = work / "data"
     recorded = data / "generated.json"
     wanted = {"triples": triples, "seed": seed, "distractors": distractors}
     # Files generated before --no-distractors existed always had them.
     if recorded.is_file() and {"distractors": True, **json.loads(recorded.read_text())["arguments"]} == wanted:
         return data
-    for stale in (work / "store-synthetic", work / "store-scale"):
+    for stale in (data, work / "store-synthetic", work / "store-scale"):
         shutil.rmtree(stale, ignore_errors=True)
     started = time.perf_counter()
     counts = synthetic.generate(data, triples, None, seed)

@@ -37,6 +37,8 @@ def test_other_data_regenerates_and_drops_the_stores_built_from_the_old(tmp_path
     data = bench_scale.make_data(tmp_path, 300, 0, distractors=True)
     assert all((data / name).is_file() for name in DISTRACTOR_FILES)
     assert not any(store.exists() for store in stores)
+    data = bench_scale.make_data(tmp_path, 300, 0, distractors=False)  # the distractor files go with the old data
+    assert not any((data / name).exists() for name in DISTRACTOR_FILES)
 
 
 def test_data_recorded_before_the_option_had_distractors(tmp_path: Path) -> None:
