@@ -689,7 +689,9 @@ _SHAPE_NEIGHBOUR_FEATURES = ("n_shape_best", "n_shape_top3")
 
 
 def _shape_neighbour_features(shape: str, neighbours: PredicateNeighbours, context: QuestionContext) -> dict[str, float]:
+    """`neighbours.score` of the shape key against the question, as _SHAPE_NEIGHBOUR_FEATURES."""
     return dict(zip(_SHAPE_NEIGHBOUR_FEATURES, neighbours.score(shape, context.neighbour_sims)))
+
 
 _ANSWER_FEATURES = (
     "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
