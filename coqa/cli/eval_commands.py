@@ -96,7 +96,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("dev_file", metavar="DEV_FILE")
     add_kb_options(evaluate)
-    evaluate.add_argument("--model", metavar="FILE", help="ranking model (default: config)")
+    evaluate.add_argument("--model", metavar="MODEL", help="model from `coqa train` (default: the shipped model)")
     evaluate.add_argument("--limit", type=_positive, metavar="N", help="only the first N questions")
     evaluate.add_argument("--jobs", type=_positive, default=1, metavar="N", help="questions answered in parallel")
     evaluate.add_argument("--out", metavar="DIR", help="report directory (default: eval-<DEV>-<time>)")
