@@ -14,7 +14,7 @@ answer changes, and the distractors read like real relations), and every new
 neighbour has one further edge, so two-hop paths exist. Two generators
 (`--generator`):
 
-- `zipf` (the issue's): half the edges out of the hub and half into it, every
+- `zipf` (the default): half the edges out of the hub and half into it, every
   neighbour an entity, whatever the predicate. So a company gets 78 entities
   by `<外文名>`, a predicate that holds one literal for each of its 44
   subjects in the bench.

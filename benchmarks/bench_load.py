@@ -10,9 +10,8 @@ into a fresh store, then times `select ?x where { <e> <p> ?x }` for random
 (OxigraphStore.select) and on a real `oxigraph serve` process on 127.0.0.1
 over a copy of the store (SparqlEndpoint.select).
 
-Targets (issue 2): >= 100k triples/s end to end at 10M triples; one-hop p50
-<= 1 ms on the embedded store. Issue 13: the same throughput for NLPCC KB
-lines at 10M.
+Targets: >= 100k triples/s end to end at 10M triples; one-hop p50
+<= 1 ms on the embedded store; the same throughput for NLPCC KB lines at 10M.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ lookup latency.
 
     python benchmarks/bench_mention_index.py [--mentions 13000000] [--data FILE]
 
-Targets (issue 2): the index for 13M mention2ent lines opens in under 5 s and
+Targets: the index for 13M mention2ent lines opens in under 5 s and
 stays within 1 GB of memory. The build and the query side each run in their
 own subprocess so that their memory figures are their own.
 """
