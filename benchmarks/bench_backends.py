@@ -31,11 +31,11 @@ from coqa.config import load_settings  # noqa: E402
 from coqa.dataset import read_ccks  # noqa: E402
 from coqa.evaluation.validate import assess, summarize  # noqa: E402
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR  # noqa: E402
-from coqa.kb.export import GSTORE, NTRIPLES, export_kb  # noqa: E402
-from coqa.kb.gstore_server import serve_gstore  # noqa: E402
-from coqa.kb.loader import load_kb  # noqa: E402
-from coqa.kb.oxigraph_server import serve_store_copy  # noqa: E402
-from coqa.kb.virtuoso_server import serve_virtuoso  # noqa: E402
+from coqa.kb.loading.export import GSTORE, NTRIPLES, export_kb  # noqa: E402
+from coqa.testing.gstore_server import serve_gstore  # noqa: E402
+from coqa.kb.loading.loader import load_kb  # noqa: E402
+from coqa.testing.oxigraph_server import serve_store_copy  # noqa: E402
+from coqa.testing.virtuoso_server import serve_virtuoso  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

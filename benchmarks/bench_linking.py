@@ -16,7 +16,7 @@ import time
 
 from coqa.config import load_settings
 from coqa.dataset import read_ccks
-from coqa.mentions import normalize_question
+from coqa.mentions.detection import normalize_question
 from coqa.pipeline import Pipeline
 
 WARM_UP = 20

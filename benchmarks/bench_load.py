@@ -33,11 +33,11 @@ from benchutil import Stopwatch, format_table, machine_load, memory, percentiles
 
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase
-from coqa.kb.loader import LoadReport, load_kb
+from coqa.kb.loading.loader import LoadReport, load_kb
 from coqa.kb.names import sparql_name
-from coqa.kb.oxigraph_server import serve_store_copy
-from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.kb.sparql_endpoint import SparqlEndpoint
+from coqa.testing.oxigraph_server import serve_store_copy
+from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 
 SERVER_START_TIMEOUT = 120.0
 # The files loaded, and the one lookups are sampled from, per format.

@@ -38,7 +38,7 @@ def build(data: Path, store_dir: Path) -> dict[str, Any]:
     """Build the index from a mention2ent file as `coqa load --index-only`
     does; runs in its own process, so the peak memory is the build's."""
     from coqa.kb import INDEX_SUBDIR
-    from coqa.kb.loader import load_kb
+    from coqa.kb.loading.loader import load_kb
     from coqa.kb.mention_index import segment_files
 
     loaded = load_kb([data], store_dir, mode="replace", index_only=True, progress=False)

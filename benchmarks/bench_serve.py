@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchutil import format_table, machine_load  # noqa: E402
 
 from coqa.dataset import read_ccks  # noqa: E402
-from coqa.serve.process import coqa_serve  # noqa: E402
+from coqa.testing.coqa_serve import coqa_serve  # noqa: E402
 
 DEV_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pkubase-bench" / "dev.txt"
 REQUEST_TIMEOUT = 60.0

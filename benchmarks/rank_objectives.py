@@ -33,9 +33,9 @@ import numpy as np
 from coqa.boosting import fit_scorer
 from coqa.config import BoosterSettings, load_settings
 from coqa.dataset import read_ccks
-from coqa.linking import LINK_FEATURES, best_links
+from coqa.linking.linker import LINK_FEATURES, best_links
 from coqa.pipeline import Pipeline
-from coqa.ranking import RANK_FEATURES
+from coqa.ranking.ranker import RANK_FEATURES
 from coqa.training import RankingTable, Trainer, link_label
 
 OBJECTIVES = ("binary", "lambdarank")

@@ -595,7 +595,7 @@ class KBVocabulary:
         predicate, a type, a literal value or a mention of the KB. Tokens:
         maximal ASCII letter/digit runs of TOKEN_LENGTHS characters inside its
         names, literals and mentions (C9, 985, 3D)."""
-        from coqa.kb.formats import LineError, parse_mention_line, parse_triple_line
+        from coqa.kb.loading.formats import LineError, parse_mention_line, parse_triple_line
 
         entities: set[str] = set()
         predicates: list[str] = []

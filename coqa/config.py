@@ -91,7 +91,7 @@ class LinkingSettings:
     # Shortest span of a question matched against the mention index. `coqa
     # train` on an NLPCC file lowers it to 1 when a gold subject is one character.
     min_mention_length: int = 2
-    # Mentions of names written by sound or shortened (coqa.name_variants). `coqa
+    # Mentions of names written by sound or shortened (coqa.mentions.name_variants). `coqa
     # train` on an NLPCC file turns them on; the default leaves PKU BASE linking unchanged.
     name_variants: bool = False
 
@@ -103,7 +103,7 @@ class RankingSettings:
     strong_link: float = 0.3
     association_smoothing: float = 5.0
     # The p_name_assoc features (question wording against the pieces of predicate
-    # names, coqa.ranking.name_pieces). `coqa train` on an NLPCC file turns them
+    # names, coqa.ranking.ranker.name_pieces). `coqa train` on an NLPCC file turns them
     # on; on CCKS held-out train they lowered F1, so they are off by default.
     name_associations: bool = False
 

@@ -9,7 +9,7 @@ lines (training files add `<triple id=N>\tsubject ||| predicate ||| object`
 and `<answer id=N>\tanswer` lines), records separated by lines of `=`.
 
 An NLPCC record is read into the same `GoldQuestion` as a CCKS block, in the
-terms the NLPCC knowledge base is loaded as (coqa.kb.nlpcc_reading: subjects
+terms the NLPCC knowledge base is loaded as (coqa.kb.loading.nlpcc_reading: subjects
 are entities, objects literals): the gold triple gives the gold SPARQL
 `SELECT ?x WHERE { <subject> <predicate> ?x . }`, the answer line the gold
 answer `"answer"` (the literal that query returns). NLPCC answers are the

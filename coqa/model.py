@@ -10,8 +10,8 @@
     neighbours.npz     TF-IDF of the training questions (arrays only)
 
 No pickle: every part is a LightGBM model file, JSON or NPZ read with
-allow_pickle=False. Each stage owns its part (coqa.linking.LinkerModel,
-coqa.ranking.RankerModel); this module writes the directory and, on loading,
+allow_pickle=False. Each stage owns its part (coqa.linking.linker.LinkerModel,
+coqa.ranking.ranker.RankerModel); this module writes the directory and, on loading,
 checks the model against the code and says in one line what is out of date.
 """
 
@@ -27,10 +27,10 @@ import lightgbm
 
 from coqa import __version__
 from coqa.config import ConfigError, RankingSettings, Settings
-from coqa.linking import LINK_FEATURES, LinkerModel
-from coqa.ranking import RankerModel, rank_features
+from coqa.linking.linker import LINK_FEATURES, LinkerModel
+from coqa.ranking.ranker import RankerModel, rank_features
 from coqa.shapes import SHAPES
-from coqa.templates import Template, template_digest
+from coqa.querygen.templates import Template, template_digest
 
 FORMAT_VERSION = 2
 META_FILE = "meta.json"

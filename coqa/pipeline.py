@@ -13,21 +13,21 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
 from coqa.config import ConfigError, Settings
-from coqa.cues import CUES
+from coqa.mentions.cues import CUES
 from coqa.explanation import Answer, CandidateRecord, CapCut, Explanation, LinkedTerm, MentionRecord
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
 from coqa.kb.mention_index import MentionIndex
 from coqa.kb.result_cache import CachedKnowledgeBase
-from coqa.linking import EntityLinker, LinkCandidate, LinkedNode
-from coqa.mentions import Mention, detect_mentions, normalize_question
-from coqa.name_variants import NameVariants
+from coqa.linking.linker import EntityLinker, LinkCandidate, LinkedNode
+from coqa.mentions.detection import Mention, detect_mentions, normalize_question
+from coqa.mentions.name_variants import NameVariants
 from coqa.model import ModelError, TrainedModel
-from coqa.querygen import Candidate, PredicateAssociation, QueryGenerator
-from coqa.ranking import PredicateAssociations, QueryRanker, directed, grams
+from coqa.querygen.generator import Candidate, PredicateAssociation, QueryGenerator
+from coqa.ranking.ranker import PredicateAssociations, QueryRanker, directed, grams
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES
-from coqa.templates import Template, load_templates
+from coqa.querygen.templates import Template, load_templates
 
 log = logging.getLogger("coqa")
 _Stage = TypeVar("_Stage", EntityLinker, QueryRanker)
@@ -133,7 +133,7 @@ class Pipeline:
             raise KBError(str(error)) from None
         extra_spans = None
         if settings.hanlp:
-            from coqa.ner import hanlp_spans
+            from coqa.mentions.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
         return cls(open_kb(settings), index, model, templates, settings, extra_spans)

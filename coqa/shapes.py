@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Families: how query generation instantiates a shape (one generator each in coqa.querygen).
+# Families: how query generation instantiates a shape (one generator each in coqa.querygen.generator).
 ONE_HOP = "one hop"
 CHAIN = "chain"
 STAR = "star"
@@ -26,7 +26,7 @@ FACT_CHECKED = "fact checked"
 RELATION = "relation"
 COUNT = "count"
 
-# Categories of gold queries (coqa.evaluation.shapes classifies a gold query into one).
+# Categories of gold queries (coqa.evaluation.categories classifies a gold query into one).
 GOLD_ONE_HOP = "one hop"
 GOLD_CHAIN = "chain"
 GOLD_STAR = "star"

@@ -23,19 +23,19 @@ import numpy as np
 
 from coqa.boosting import BoostedScorer, fit_scorer
 from coqa.config import BoosterSettings, Settings
-from coqa.coverage import expressing_template
+from coqa.querygen.coverage import expressing_template
 from coqa.dataset import GoldQuestion
 from coqa.evaluation.metrics import question_prf
 from coqa.gold import is_variable, parse_query
 from coqa.kb.names import Term
-from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel, best_links
-from coqa.mentions import Mention, normalize_question
+from coqa.linking.linker import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel, best_links
+from coqa.mentions.detection import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
-from coqa.paraphrase import PredicateParaphrases
-from coqa.ranking import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, matching_name, name_piece_key, name_pieces, pair_key, rank_features, remove_spans, shape_key
+from coqa.ranking.paraphrase import PredicateParaphrases
+from coqa.ranking.ranker import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, matching_name, name_piece_key, name_pieces, pair_key, rank_features, remove_spans, shape_key
 from coqa.shapes import TYPE_PREDICATE
-from coqa.templates import Template, template_digest
+from coqa.querygen.templates import Template, template_digest
 
 
 @dataclass
@@ -48,7 +48,7 @@ class TrainingSummary:
     candidates: int
     positives: int
     questions_with_positive: int
-    expressible: int  # gold queries some template can express (coqa.coverage)
+    expressible: int  # gold queries some template can express (coqa.querygen.coverage)
     seconds: float
 
 
@@ -77,7 +77,7 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
     mentions from one character on when some gold subject is a single
     character named in its question (`狗`, `铑`; the default skips such spans,
     which are noise on PKU BASE); names written by sound or shortened
-    (`linking.name_variants`, coqa.name_variants: NLPCC questions are typed by
+    (`linking.name_variants`, coqa.mentions.name_variants: NLPCC questions are typed by
     people, with input-method slips and short forms); and the predicate-name
     features (`ranking.name_associations`: each predicate is the gold one of a
     few NLPCC questions at most, so most are rare or unseen). Keys the user set explicitly are kept."""
@@ -132,7 +132,7 @@ def _is_gold_mention(mention: Mention, gold: set[Term]) -> bool:
 @dataclass(frozen=True)
 class LinkScores:
     """Cross-fitted scores of an example's link candidates, one per candidate:
-    `scores` (probabilities) and `order` (see `coqa.linking.LinkerModel`)."""
+    `scores` (probabilities) and `order` (see `coqa.linking.linker.LinkerModel`)."""
 
     scores: list[float]
     order: list[float]
@@ -339,7 +339,7 @@ class Trainer:
     def paraphrases_by_fold(self, examples: Sequence[_Example]) -> list[PredicateParaphrases | None]:
         """With `ranking.name_associations`, the predicate paraphrases fitted on
         the wording of the questions of each fold's others (index `folds`: on
-        all) and their gold predicates (`coqa.paraphrase`); Nones without."""
+        all) and their gold predicates (`coqa.ranking.paraphrase`); Nones without."""
         if not self.settings.ranking.name_associations:
             return [None] * (self.folds + 1)
         pairs = []

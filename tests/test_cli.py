@@ -24,8 +24,8 @@ from coqa.dataset import CCKS, PLAIN, DatasetError, file_format, format_result_l
 from coqa.evaluation.metrics import question_prf
 from coqa.explanation import Answer, Explanation
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
-from coqa.kb.local_process import free_port
-from coqa.mentions import normalize_question
+from coqa.testing.local_process import free_port
+from coqa.mentions.detection import normalize_question
 from coqa.pipeline import Pipeline
 
 DEMO_QUESTIONS = DEMO_DIR / "questions.txt"

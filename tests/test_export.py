@@ -8,7 +8,7 @@ import pyoxigraph as ox
 import pytest
 
 from coqa.cli.main import main
-from coqa.kb.export import GSTORE, NTRIPLES, export_kb
+from coqa.kb.loading.export import GSTORE, NTRIPLES, export_kb
 from coqa.kb.names import NAME_BASE, gstore_to_name
 
 LINES = [

@@ -7,12 +7,12 @@ import pytest
 
 from conftest import WRITER
 from coqa.kb.base import KBError
-from coqa.kb.gstore import GStore, join_exists
-from coqa.kb.gstore_server import GStoreServer
+from coqa.kb.backends.gstore import GStore, join_exists
+from coqa.testing.gstore_server import GStoreServer
 from coqa.kb.names import Term, name_to_iri
-from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.resources import QUERIES_DIR
-from coqa.templates import load_templates
+from coqa.querygen.templates import load_templates
 from test_backends import QUERIES, QUERY_IDS, comparable
 
 E, L = Term.entity, Term.literal

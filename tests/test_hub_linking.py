@@ -11,15 +11,15 @@ import pytest
 
 from coqa.config import LinkingSettings
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
-from coqa.kb.loader import load_kb
+from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MentionIndex
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
-from coqa.linking import DEGREE_COUNTED, EntityLinker, LinkerModel
-from coqa.mentions import detect_mentions
+from coqa.linking.linker import DEGREE_COUNTED, EntityLinker, LinkerModel
+from coqa.mentions.detection import detect_mentions
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_PREDICATES
-from coqa.templates import load_templates
+from coqa.querygen.templates import load_templates
 
 from conftest import CountingStore
 

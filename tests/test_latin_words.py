@@ -12,7 +12,7 @@ from coqa.dataset import read_ccks
 from coqa.gold import parse_query
 from coqa.kb import INDEX_SUBDIR
 from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
-from coqa.mentions import cuts_a_word, detect_mentions, normalize_question
+from coqa.mentions.detection import cuts_a_word, detect_mentions, normalize_question
 
 
 @pytest.fixture

@@ -13,18 +13,18 @@ import marisa_trie
 import pyoxigraph as ox
 import pytest
 
-import coqa.kb.line_reading as line_reading_module
+import coqa.kb.loading.line_reading as line_reading_module
 from coqa.cli.main import main
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.base import KBError
-from coqa.kb.formats import BAD_RANK, TRIPLES
-from coqa.kb.loader import load_kb
-from coqa.kb.manifest import read_manifest
+from coqa.kb.loading.formats import BAD_RANK, TRIPLES
+from coqa.kb.loading.loader import load_kb
+from coqa.kb.loading.manifest import read_manifest
 from coqa.kb.mention_index import MENTION, IndexEntry, MentionIndex
-from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.kb.rejects import REJECTS_FILE, RejectsCounter
-from coqa.kb.store_dir import store_pieces
-from coqa.kb.triple_reading import TripleFileReader
+from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.loading.rejects import REJECTS_FILE, RejectsCounter
+from coqa.kb.loading.store_dir import store_pieces
+from coqa.kb.loading.triple_reading import TripleFileReader
 
 from tests.test_loader import assert_counts_add_up, rejects_rows, write
 
@@ -145,7 +145,7 @@ class _NoProgress:
 _HOLD_LOCK = """
 import sys
 from pathlib import Path
-from coqa.kb.store_dir import writer_lock
+from coqa.kb.loading.store_dir import writer_lock
 with writer_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     sys.stdin.read()
@@ -173,7 +173,7 @@ def test_a_second_load_on_a_store_in_use_fails_clearly(tmp_path: Path, capsys: p
 _APPEND = """
 import sys
 from coqa.kb.base import KBError
-from coqa.kb.loader import load_kb
+from coqa.kb.loading.loader import load_kb
 try:
     load_kb([sys.argv[1]], sys.argv[2], mode="append", progress=False)
 except KBError as error:

@@ -4,7 +4,7 @@ huge fields), checked for accounting, the rejects file and round trips.
 
 Each generated line carries the outcome it must have (loaded, repaired,
 rejected, blank); the store and the index must then hold exactly the facts
-and mentions that the line-by-line parser (coqa.kb.formats) reads from the
+and mentions that the line-by-line parser (coqa.kb.loading.formats) reads from the
 lines that were not rejected, and the rejects file exactly the others, with
 their line numbers and raw text."""
 
@@ -17,10 +17,10 @@ from typing import Callable
 import pyoxigraph as ox
 import pytest
 
-import coqa.kb.line_reading as line_reading_module
+import coqa.kb.loading.line_reading as line_reading_module
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
-from coqa.kb.formats import LineError, decode_line, is_blank, parse_mention_line, parse_triple_line
-from coqa.kb.loader import load_kb
+from coqa.kb.loading.formats import LineError, decode_line, is_blank, parse_mention_line, parse_triple_line
+from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MENTION, MentionIndex
 from coqa.kb.names import Term, canonical_name, iri_to_name
 

@@ -25,18 +25,18 @@ import pyoxigraph as ox
 import pytest
 
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
-import coqa.kb.loader as loader_module
-from coqa.kb.loader import load_kb
-from coqa.kb.manifest import read_manifest
+import coqa.kb.loading.loader as loader_module
+from coqa.kb.loading.loader import load_kb
+from coqa.kb.loading.manifest import read_manifest
 from coqa.kb.mention_index import MentionIndex
-from coqa.kb.rejects import REJECTS_FILE
-from coqa.kb.store_dir import WORK_PREFIX
+from coqa.kb.loading.rejects import REJECTS_FILE
+from coqa.kb.loading.store_dir import WORK_PREFIX
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads child processes from /proc")
 
 RUNNER = """
 import json, sys
-import coqa.kb.loader as loader
+import coqa.kb.loading.loader as loader
 loader.PARALLEL_BYTES = 0  # the mention index in a second process, as for large inputs
 try:
     report = loader.load_kb([sys.argv[1]], sys.argv[2], mode=sys.argv[3], progress=False)

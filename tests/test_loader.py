@@ -17,19 +17,19 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tqdm import tqdm
 
-import coqa.kb.bulk_load as bulk_load_module
-import coqa.kb.line_reading as line_reading_module
-import coqa.kb.loader as loader_module
+import coqa.kb.loading.bulk_load as bulk_load_module
+import coqa.kb.loading.line_reading as line_reading_module
+import coqa.kb.loading.loader as loader_module
 from coqa.cli.main import main
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.base import KBError
-from coqa.kb.formats import LineError, is_blank, parse_mention_line, parse_triple_line
-from coqa.kb.loader import load_kb
-from coqa.kb.ntriples import regular_lines_to_ntriples, triple_to_ntriples
-from coqa.kb.report import LoadReport
-from coqa.kb.triple_reading import REGULAR_RUN
+from coqa.kb.loading.formats import LineError, is_blank, parse_mention_line, parse_triple_line
+from coqa.kb.loading.loader import load_kb
+from coqa.kb.loading.ntriples import regular_lines_to_ntriples, triple_to_ntriples
+from coqa.kb.loading.report import LoadReport
+from coqa.kb.loading.triple_reading import REGULAR_RUN
 from coqa.kb.names import Term, canonical_name, sparql_name
-from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.mention_index import MENTION, MentionIndex
 
 BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench"

@@ -1,4 +1,4 @@
-"""Names written by sound or shortened (coqa.name_variants), over a real
+"""Names written by sound or shortened (coqa.mentions.name_variants), over a real
 mention index of invented names: found where the exact, fuzzy and suffix
 detectors find nothing, never for a name written as indexed, never over a
 span another detector found, and only when the setting asks for them."""
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
-from coqa.mentions import detect_mentions, normalize_question
-from coqa.name_variants import MAX_SHORT_TARGETS, NameVariants, in_order, reading
+from coqa.mentions.detection import detect_mentions, normalize_question
+from coqa.mentions.name_variants import MAX_SHORT_TARGETS, NameVariants, in_order, reading
 
 NAMES = ["慈云塔", "青岭返修厂", "白沙科技大学", "临江市第三中学", "临江"]
 

@@ -27,19 +27,19 @@ from coqa.dataset import (
 from coqa.evaluation.metrics import nlpcc_kbqa_scores
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.base import KBError
-from coqa.kb.formats import NLPCC_KB, LineError
-from coqa.kb.loader import load_kb
+from coqa.kb.loading.formats import NLPCC_KB, LineError
+from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import NAME, MentionIndex
 from coqa.kb.names import Term, sparql_name
-from coqa.kb.nlpcc_reading import parse_nlpcc_line, regular_lines_as_pkubase
-from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.kb.sources import find_sources
-from coqa.linking import LinkedNode
-from coqa.querygen import QueryGenerator
-from coqa.paraphrase import PARAPHRASES_FILE
-from coqa.ranking import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
+from coqa.kb.loading.nlpcc_reading import parse_nlpcc_line, regular_lines_as_pkubase
+from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.loading.sources import find_sources
+from coqa.linking.linker import LinkedNode
+from coqa.querygen.generator import QueryGenerator
+from coqa.ranking.paraphrase import PARAPHRASES_FILE
+from coqa.ranking.ranker import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
 from coqa.resources import QUERIES_DIR
-from coqa.templates import load_templates
+from coqa.querygen.templates import load_templates
 from coqa.training import nlpcc_training_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

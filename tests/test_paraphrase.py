@@ -1,4 +1,4 @@
-"""Predicate paraphrases (coqa.paraphrase): model 1 learns from invented
+"""Predicate paraphrases (coqa.ranking.paraphrase): model 1 learns from invented
 training pairs which wording stands for which predicate name, and scores a
 new question's wording against candidate names with it, in both directions;
 the tables round-trip through the model directory."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coqa.paraphrase import PredicateParaphrases, TranslationTable, units
+from coqa.ranking.paraphrase import PredicateParaphrases, TranslationTable, units
 
 PAIRS = [
     ("|多少钱?", "价格"), ("|卖多少钱", "价格"), ("请问|要多少钱", "售价"), ("|的价钱是多少", "价格"),

@@ -15,9 +15,9 @@ from coqa.dataset import read_ccks
 from coqa.evaluation.metrics import ccks_scores
 from coqa.kb import open_kb
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
-from coqa.kb.loader import load_kb
+from coqa.kb.loading.loader import load_kb
 from coqa.pipeline import Pipeline
-from coqa.templates import sparql_term
+from coqa.querygen.templates import sparql_term
 from coqa.kb.names import Term
 
 

@@ -12,16 +12,16 @@ from coqa.config import QueryGenerationSettings
 from coqa.explanation import CapCut
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase
-from coqa.kb.loader import load_kb
-from coqa.kb.oxigraph_store import OxigraphStore
+from coqa.kb.loading.loader import load_kb
+from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.result_cache import CachedKnowledgeBase
-from coqa.linking import LinkedNode
-from coqa.querygen import Candidate, QueryGenerator, most_relevant, node_relevance
+from coqa.linking.linker import LinkedNode
+from coqa.querygen.generator import Candidate, QueryGenerator, most_relevant, node_relevance
 from coqa.resources import QUERIES_DIR
-from coqa.coverage import expressing_template
+from coqa.querygen.coverage import expressing_template
 from coqa.dataset import read_ccks
 from coqa.kb.names import Term
-from coqa.templates import load_templates
+from coqa.querygen.templates import load_templates
 
 TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench" / "train.txt"
 TEMPLATES = load_templates(QUERIES_DIR)

@@ -14,7 +14,7 @@ import bench_question_cost  # noqa: E402
 
 from coqa.config import Settings  # noqa: E402
 from coqa.kb.demo import ensure_demo_store  # noqa: E402
-from coqa.mentions import normalize_question  # noqa: E402
+from coqa.mentions.detection import normalize_question  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
 from coqa.shapes import ENTITY_DEGREE, LOOKUPS  # noqa: E402
 

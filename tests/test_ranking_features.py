@@ -4,16 +4,16 @@ answer forms against the question's cues."""
 
 from __future__ import annotations
 
-from coqa.cues import content_mask, looks_like_date, looks_like_person, looks_like_place
+from coqa.mentions.cues import content_mask, looks_like_date, looks_like_person, looks_like_place
 from coqa.kb.names import Term
-from coqa.linking import LinkedNode
-from coqa.querygen import Candidate
-from coqa.ranking import (
+from coqa.linking.linker import LinkedNode
+from coqa.querygen.generator import Candidate
+from coqa.ranking.ranker import (
     PredicateAssociations, PredicateNeighbours, _answer_form_features, _asked_of_earlier_node, _de_after_nodes, _explanation_features, _stated_features, directed, grams, matching_name,
     name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans, shape_key,
 )  # fmt: skip
 from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, STAR_IN_IN
-from coqa.cues import question_cues
+from coqa.mentions.cues import question_cues
 from coqa.training import gold_terms
 
 QUESTION = "无名之辈的导演的出生地在哪里？"

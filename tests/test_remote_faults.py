@@ -21,10 +21,10 @@ from coqa.kb import STORE_SUBDIR
 from coqa.cli.main import main
 from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR
-from coqa.kb.gstore import GStore
+from coqa.kb.backends.gstore import GStore
 from coqa.kb.names import NAME_BASE
-from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.kb.sparql_endpoint import SparqlEndpoint
+from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 
 QUERY = "select ?x ?y where { ?x <作者> ?y }"
 TIMEOUT = 1.5

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from coqa.config import ConfigError
-from coqa.coverage import expressing_template
-from coqa.evaluation.shapes import query_shape
+from coqa.querygen.coverage import expressing_template
+from coqa.evaluation.categories import query_shape
 from coqa.kb.names import Term
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES, SHAPES_BY_NAME, Shape, template_names
-from coqa.templates import load_templates
+from coqa.querygen.templates import load_templates
 
 TEMPLATES = load_templates(QUERIES_DIR)
 

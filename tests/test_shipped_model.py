@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import pytest
 
 from coqa.dataset import read_ccks
-from coqa.mentions import normalize_question
+from coqa.mentions.detection import normalize_question
 from coqa.resources import DEFAULT_MODEL
 
 from conftest import BENCH_DIR

@@ -13,8 +13,8 @@ from typing import Callable
 import pytest
 
 from conftest import BENCH_DIR, WRITER
-from coqa.kb.gstore_server import GStoreServer
-from coqa.kb.local_process import free_port
+from coqa.testing.gstore_server import GStoreServer
+from coqa.testing.local_process import free_port
 from coqa.cli.main import main
 
 TWO_COLUMNS = (

@@ -17,12 +17,12 @@ from coqa.config import BoosterSettings, ConfigError, Settings
 from coqa.dataset import read_ccks
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.names import Term
-from coqa.linking import LINK_FEATURES, EntityLinker, LinkCandidate, LinkedNode, best_links
+from coqa.linking.linker import LINK_FEATURES, EntityLinker, LinkCandidate, LinkedNode, best_links
 from coqa.kb.surfaces import base_name, qualifier
-from coqa.mentions import Mention, normalize_question
+from coqa.mentions.detection import Mention, normalize_question
 from coqa.model import META_FILE, ModelError, TrainedModel
 from coqa.pipeline import Pipeline
-from coqa.ranking import RANK_FEATURES, QueryRanker
+from coqa.ranking.ranker import RANK_FEATURES, QueryRanker
 from coqa.shapes import CHAIN, COUNT, ONE_HOP_OUT, SHAPES_BY_NAME
 from coqa.training import Trainer, link_label
 

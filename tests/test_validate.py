@@ -16,7 +16,7 @@ import pytest
 
 from coqa.cli.main import main
 from coqa.dataset import GoldQuestion, read_ccks
-from coqa.evaluation.shapes import SHAPES, query_shape
+from coqa.evaluation.categories import SHAPES, query_shape
 from coqa.evaluation.validate import (
     ERRORS_FILE,
     RESULT_FILE,

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from coqa.kb.export import ExportReport
+    from coqa.kb.loading.export import ExportReport
 
 DESCRIPTION = """Export the pkubase-triples* and pkubase-types* files of KB_DIR (or files
 named one by one) as one N-Triples file that the target engine loads with
@@ -49,7 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from coqa.kb.export import export_kb
+    from coqa.kb.loading.export import export_kb
 
     report = export_kb(args.sources, args.to, args.output, rejects_path=args.rejects)
     print(format_export_report(report))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from coqa.config import ConfigError, load_settings
 
 if TYPE_CHECKING:  # the loader imports pyoxigraph: only `coqa load` itself needs it
-    from coqa.kb.report import FileReport, LoadReport
+    from coqa.kb.loading.report import FileReport, LoadReport
 
 LOAD_DESCRIPTION = """Load PKU BASE files into an embedded store directory: the triples and
 types into a pyoxigraph store (STORE/oxigraph), every entity name, literal
@@ -82,7 +82,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from coqa.kb.loader import load_kb
+    from coqa.kb.loading.loader import load_kb
 
     store = args.store or load_settings(args.config).store
     if not store:

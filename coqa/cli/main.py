@@ -23,7 +23,7 @@ USER_ERRORS = (
     ("coqa.dataset", "DatasetError"),
     ("coqa.kb.base", "KBError"),
     ("coqa.model", "ModelError"),
-    ("coqa.ner", "NERUnavailable"),
+    ("coqa.mentions.ner", "NERUnavailable"),
 )
 
 DESCRIPTION = """Answer Chinese questions over PKU BASE (CCKS COQA / CKBQA).

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 from coqa.dataset import GoldQuestion, format_nlpcc_record
 from coqa.evaluation.metrics import MacroScores, answer_list, answer_set, macro_scores, question_prf
-from coqa.evaluation.shapes import SHAPES, query_shape
+from coqa.evaluation.categories import SHAPES, query_shape
 from coqa.explanation import Answer, Explanation
 from coqa.gold import parse_query
 

@@ -44,18 +44,18 @@ def mention_index_directory(settings: Settings) -> Path:
 def open_kb(settings: Settings) -> KnowledgeBase:
     """Open the knowledge base the settings name; KBError with a clear message if it cannot be."""
     if settings.backend == "oxigraph":
-        from coqa.kb.oxigraph_store import OxigraphStore
+        from coqa.kb.backends.oxigraph_store import OxigraphStore
 
         return OxigraphStore(store_directory(settings) / STORE_SUBDIR)
     if settings.backend == "sparql":
         if not settings.endpoint:
             raise KBError("the sparql backend needs an endpoint URL (--endpoint URL or COQA_ENDPOINT)")
-        from coqa.kb.sparql_endpoint import SparqlEndpoint
+        from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 
         return SparqlEndpoint(settings.endpoint, settings.timeout, settings.retries, settings.retry_backoff)
     if not settings.gstore_url or not settings.gstore_db:
         raise KBError("the gstore backend needs a server URL and a database (--gstore URL --db NAME)")
-    from coqa.kb.gstore import GStore
+    from coqa.kb.backends.gstore import GStore
 
     return GStore(
         settings.gstore_url,

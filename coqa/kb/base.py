@@ -37,7 +37,7 @@ class KnowledgeBase(Protocol):
     """A store of PKU BASE triples answering SPARQL SELECT and ASK queries.
 
     `select` takes a query in PKU BASE style (bare `<name>`s, as in the CCKS
-    gold SPARQL); each backend admits it first (`coqa.kb.admission`: bounded,
+    gold SPARQL); each backend admits it first (`coqa.kb.backends.admission`: bounded,
     parsed, SELECT or ASK only, so nothing else ever reaches a server) and
     translates names as it needs to. It raises KBError for anything the user
     must be told about, including any malformed reply of a remote server.

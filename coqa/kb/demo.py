@@ -16,7 +16,7 @@ from pathlib import Path
 
 from coqa.kb import MANIFEST
 from coqa.kb.base import KBError
-from coqa.kb.loader import load_kb
+from coqa.kb.loading.loader import load_kb
 from coqa.resources import DEMO_DIR
 
 DEMO_KB_FILES = ("pkubase-triples.txt", "pkubase-types.txt", "pkubase-mention2ent.txt")

@@ -26,7 +26,7 @@ from coqa.config import Settings
 from coqa.explanation import Answer
 from coqa.kb import KnowledgeBase, open_kb, store_directory
 from coqa.kb.base import KBError
-from coqa.kb.manifest import read_manifest
+from coqa.kb.loading.manifest import read_manifest
 from coqa.pipeline import KB_FAILURE, Pipeline
 
 # The cheapest query that needs a working knowledge base.

@@ -1,0 +1,125 @@
+"""Remote backend: any SPARQL 1.1 protocol endpoint, over a kept-alive HTTP session.
+
+The endpoint holds the triples with absolute IRIs made by the name codec
+(what `coqa load` writes and `coqa export --to ntriples` exports, so an
+`oxigraph serve` over a coqa store, or Virtuoso loaded with the export,
+answers the same as the embedded store). Queries in PKU BASE style are
+admitted (`coqa.kb.backends.admission`) and sent in standard form; result IRIs under
+NAME_BASE come back as PKU BASE names.
+
+Requests are URL-encoded POSTs (every SPARQL 1.1 endpoint accepts them, and
+they have no URL length limit) through `HTTPClient`, which keeps the
+connection alive and bounds each request by a total deadline. SPARQLWrapper,
+used before, opens a connection per query and has only a per-read timeout.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from coqa.kb.backends.admission import ASK, AdmittedQuery, admit
+from coqa.kb.base import KBError, QueryResult
+from coqa.kb.backends.http_retry import HTTPClient, RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
+from coqa.kb.names import Term, iri_to_name
+
+SERVICE = "SPARQL endpoint"
+ACCEPT = "application/sparql-results+json"
+
+
+def standard_iri_name(iri: str) -> str:
+    """PKU BASE name of an IRI from a standard engine (other IRIs as they are);
+    ValueError for a NAME_BASE IRI whose escapes are not UTF-8."""
+    name = iri_to_name(iri)
+    return iri if name is None else name
+
+
+def term_from_json(binding: Any, iri_name: Callable[[str], str]) -> Term | None:
+    """PKU BASE term of one value in the SPARQL JSON results layout (None when
+    unbound); `iri_name` turns the engine's IRI into a PKU BASE name.
+    ValueError when the value is malformed."""
+    if binding is None:
+        return None
+    if not isinstance(binding, dict) or not isinstance(binding.get("value"), str):
+        raise ValueError(f"a value is not a SPARQL JSON term: {first_line(json.dumps(binding))}")
+    kind, value = binding.get("type"), binding["value"]
+    if kind == "uri":
+        try:
+            return Term.entity(iri_name(value))
+        except ValueError:
+            raise ValueError(f"an IRI has a bad %-escape: {first_line(value)}") from None
+    if kind == "bnode":
+        return Term.entity("_:" + value)
+    if kind in ("literal", "typed-literal"):
+        return Term.literal(value)
+    raise ValueError(f"unknown term type {first_line(str(kind))!r}")
+
+
+def results_from_json(
+    data: Any, query: AdmittedQuery, source: str, iri_name: Callable[[str], str] = standard_iri_name
+) -> QueryResult:
+    """QueryResult of a reply in the SPARQL JSON results layout for `query`:
+    a row per binding with the query's own variables, in its order. KBError
+    naming `source` when the reply is malformed or lacks a variable the query
+    projects (a reply of the wrong shape is an error, never a short row)."""
+    try:
+        if query.form == ASK:
+            if not isinstance(data, dict) or not isinstance(data.get("boolean"), bool):
+                raise ValueError("no boolean for an ASK query")
+            return QueryResult([], [], boolean=data["boolean"])
+        head_vars = data["head"]["vars"]
+        bindings = data["results"]["bindings"]
+        if not isinstance(head_vars, list) or not isinstance(bindings, list):
+            raise ValueError("head.vars and results.bindings must be lists")
+        missing = [name for name in query.variables if name not in head_vars]
+        if missing:
+            raise ValueError(f"no column for ?{missing[0]} (answered {len(head_vars)} of {len(query.variables)} columns)")
+        rows = [_row(solution, query.variables, iri_name) for solution in bindings]
+    except (KeyError, TypeError, ValueError) as error:
+        reason = str(error) if isinstance(error, ValueError) else "not the SPARQL JSON results layout"
+        raise KBError(f"the {source} sent a malformed reply: {reason}") from None
+    return QueryResult(list(query.variables), rows)
+
+
+def _row(solution: Any, variables: tuple[str, ...], iri_name: Callable[[str], str]) -> tuple[Term | None, ...]:
+    if not isinstance(solution, dict):
+        raise ValueError("a solution is not a JSON object")
+    return tuple(term_from_json(solution.get(name), iri_name) for name in variables)
+
+
+def decode_json(body: bytes, source: str) -> Any:
+    """The JSON value of a reply body; KBError when it is not JSON (or nested
+    too deeply for the decoder)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        raise KBError(f"the {source} did not answer with JSON") from None
+
+
+class SparqlEndpoint:
+    """A SPARQL 1.1 query endpoint (`url` is the query URL, e.g.
+    http://127.0.0.1:7878/query)."""
+
+    def __init__(self, url: str, timeout: float = 10.0, retries: int = 2, backoff: float = 0.5) -> None:
+        self.url = check_http_url(url, SERVICE)
+        self.policy = RetryPolicy(timeout, retries, backoff)
+        self.description = f"{SERVICE} {url}"
+        self.client = HTTPClient(timeout)
+
+    def select(self, query: str) -> QueryResult:
+        admitted = admit(query)
+        body = call_with_retries(
+            lambda: self._fetch(admitted.standard_text), service=SERVICE, url=self.url, policy=self.policy
+        )
+        return results_from_json(decode_json(body, self.description), admitted, self.description)
+
+    def _fetch(self, query: str) -> bytes:
+        """One HTTP request; the reply body (RemoteFailure for an HTTP error status)."""
+        reply = self.client.post(self.url, {"query": query}, {"Accept": ACCEPT})
+        if reply.status != 200:
+            raise http_failure(reply.status, first_line(reply.body))
+        return reply.body
+
+    def close(self) -> None:
+        self.client.close()
+
