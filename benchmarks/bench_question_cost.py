@@ -141,7 +141,7 @@ def instrumented(store: Path, model: Path | None, clock: StageClock) -> Pipeline
     scorer.score = clock.timed("score", scorer.score)  # type: ignore[method-assign]
     # The linker and the generator hold the same KB object as the pipeline.
     pipeline.kb.select = clock.timed("kb select", pipeline.kb.select)  # type: ignore[method-assign]
-    pipeline.generator._select = clock.by_template(pipeline.generator._select)  # type: ignore[method-assign]
+    pipeline.generator.reader.select = clock.by_template(pipeline.generator.reader.select)  # type: ignore[method-assign]
     # The linker's own copy of the templates, so that only its look-ups are noted.
     pipeline.linker.templates = {name: NotedTemplate(name, t, clock) for name, t in pipeline.linker.templates.items()}  # type: ignore[misc]
     return pipeline

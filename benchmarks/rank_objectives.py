@@ -35,7 +35,7 @@ from coqa.config import BoosterSettings, load_settings
 from coqa.dataset import read_ccks
 from coqa.linking.linker import LINK_FEATURES, best_links
 from coqa.pipeline import Pipeline
-from coqa.ranking.ranker import RANK_FEATURES
+from coqa.ranking.features import RANK_FEATURES
 from coqa.training import RankingTable, Trainer, link_label
 
 OBJECTIVES = ("binary", "lambdarank")

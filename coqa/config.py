@@ -103,7 +103,7 @@ class RankingSettings:
     strong_link: float = 0.3
     association_smoothing: float = 5.0
     # The p_name_assoc features (question wording against the pieces of predicate
-    # names, coqa.ranking.ranker.name_pieces). `coqa train` on an NLPCC file turns them
+    # names, coqa.ranking.keys.name_pieces). `coqa train` on an NLPCC file turns them
     # on; on CCKS held-out train they lowered F1, so they are off by default.
     name_associations: bool = False
 

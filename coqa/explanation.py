@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from coqa.querygen.candidate import CapCut
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,19 +37,6 @@ class CandidateRecord:
     shape: str
     score: float
     answers: list[str]
-
-
-@dataclass
-class CapCut:
-    """A query_generation setting that cut something for this question:
-    `kept` of the `found` predicates, answers, rows or candidates at `where`
-    (a node and direction or shape, a predicate, or the whole question).
-    For a row limit that was reached, `found` is the limit plus one."""
-
-    setting: str
-    where: str
-    kept: int
-    found: int
 
 
 @dataclass

@@ -11,7 +11,7 @@
 
 No pickle: every part is a LightGBM model file, JSON or NPZ read with
 allow_pickle=False. Each stage owns its part (coqa.linking.linker.LinkerModel,
-coqa.ranking.ranker.RankerModel); this module writes the directory and, on loading,
+coqa.ranking.model.RankerModel); this module writes the directory and, on loading,
 checks the model against the code and says in one line what is out of date.
 """
 
@@ -28,7 +28,8 @@ import lightgbm
 from coqa import __version__
 from coqa.config import ConfigError, RankingSettings, Settings
 from coqa.linking.linker import LINK_FEATURES, LinkerModel
-from coqa.ranking.ranker import RankerModel, rank_features
+from coqa.ranking.features import rank_features
+from coqa.ranking.model import RankerModel
 from coqa.shapes import SHAPES
 from coqa.querygen.templates import Template, template_digest
 

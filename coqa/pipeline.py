@@ -14,7 +14,8 @@ from typing import Callable, Iterable, TypeVar
 
 from coqa.config import ConfigError, Settings
 from coqa.mentions.cues import CUES
-from coqa.explanation import Answer, CandidateRecord, CapCut, Explanation, LinkedTerm, MentionRecord
+from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
+from coqa.querygen.candidate import CapCut
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError
 from coqa.kb.mention_index import MentionIndex
@@ -23,8 +24,13 @@ from coqa.linking.linker import EntityLinker, LinkCandidate, LinkedNode
 from coqa.mentions.detection import Mention, detect_mentions, normalize_question
 from coqa.mentions.name_variants import NameVariants
 from coqa.model import ModelError, TrainedModel
-from coqa.querygen.generator import Candidate, PredicateAssociation, QueryGenerator
-from coqa.ranking.ranker import PredicateAssociations, QueryRanker, directed, grams
+from coqa.querygen.candidate import Candidate
+from coqa.querygen.generator import QueryGenerator
+from coqa.querygen.relevance import PredicateAssociation
+from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.keys import directed
+from coqa.ranking.ranker import QueryRanker
+from coqa.ranking.wording import grams
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES
 from coqa.querygen.templates import Template, load_templates

@@ -33,7 +33,14 @@ from coqa.mentions.detection import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking.paraphrase import PredicateParaphrases
-from coqa.ranking.ranker import PredicateAssociations, PredicateNeighbours, QueryRanker, RankerModel, directed, grams, is_predicate_key, matching_name, name_piece_key, name_pieces, pair_key, rank_features, remove_spans, shape_key
+from coqa.kb.surfaces import matching_name
+from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.features import rank_features
+from coqa.ranking.keys import directed, is_predicate_key, name_piece_key, name_pieces, pair_key, shape_key
+from coqa.ranking.model import RankerModel
+from coqa.ranking.neighbours import PredicateNeighbours
+from coqa.ranking.ranker import QueryRanker
+from coqa.ranking.wording import grams, remove_spans
 from coqa.shapes import TYPE_PREDICATE
 from coqa.querygen.templates import Template, template_digest
 

@@ -37,7 +37,7 @@ from coqa.kb.loading.sources import find_sources
 from coqa.linking.linker import LinkedNode
 from coqa.querygen.generator import QueryGenerator
 from coqa.ranking.paraphrase import PARAPHRASES_FILE
-from coqa.ranking.ranker import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
+from coqa.ranking.name_features import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
 from coqa.resources import QUERIES_DIR
 from coqa.querygen.templates import load_templates
 from coqa.training import nlpcc_training_settings

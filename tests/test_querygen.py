@@ -9,14 +9,16 @@ from typing import Callable, Iterator
 import pytest
 
 from coqa.config import QueryGenerationSettings
-from coqa.explanation import CapCut
+from coqa.querygen.candidate import CapCut
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking.linker import LinkedNode
-from coqa.querygen.generator import Candidate, QueryGenerator, most_relevant, node_relevance
+from coqa.querygen.candidate import Candidate
+from coqa.querygen.generator import QueryGenerator
+from coqa.querygen.relevance import most_relevant, node_relevance
 from coqa.resources import QUERIES_DIR
 from coqa.querygen.coverage import expressing_template
 from coqa.dataset import read_ccks

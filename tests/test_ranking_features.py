@@ -7,11 +7,15 @@ from __future__ import annotations
 from coqa.mentions.cues import content_mask, looks_like_date, looks_like_person, looks_like_place
 from coqa.kb.names import Term
 from coqa.linking.linker import LinkedNode
-from coqa.querygen.generator import Candidate
-from coqa.ranking.ranker import (
-    PredicateAssociations, PredicateNeighbours, _answer_form_features, _asked_of_earlier_node, _de_after_nodes, _explanation_features, _stated_features, directed, grams, matching_name,
-    name_neighbour_scores, name_overlap, name_piece_key, name_pieces, pair_key, remove_spans, shape_key,
-)  # fmt: skip
+from coqa.querygen.candidate import Candidate
+from coqa.kb.surfaces import matching_name
+from coqa.ranking.answer_features import answer_form_features, stated_features
+from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.features import _asked_of_earlier_node, _de_after_nodes, _explanation_features
+from coqa.ranking.keys import directed, name_piece_key, name_pieces, pair_key, shape_key
+from coqa.ranking.name_features import name_neighbour_scores, name_overlap
+from coqa.ranking.neighbours import PredicateNeighbours
+from coqa.ranking.wording import grams, remove_spans
 from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, STAR_IN_IN
 from coqa.mentions.cues import question_cues
 from coqa.training import gold_terms
@@ -74,10 +78,10 @@ def test_answer_forms_against_cues_and_plural_wording() -> None:
     assert looks_like_person("林海_（虚构作家）") and not looks_like_person("雪夜行_（小说）")
     when = "雪夜行是哪一年出版的？"
     dated = Candidate(ONE_HOP_OUT, {}, (FILM,), ("出版时间",), (Term.literal("2001年"),))
-    assert _answer_form_features(dated, when, question_cues(when))["a_when_date"] == 1.0
+    assert answer_form_features(dated, when, question_cues(when))["a_when_date"] == 1.0
     which = "林海有哪些作品？"
     works = Candidate(ONE_HOP_OUT, {}, (FILM,), ("代表作品",), (Term.entity("雪夜行"), Term.entity("北河记")))
-    features = _answer_form_features(works, which, question_cues(which))
+    features = answer_form_features(works, which, question_cues(which))
     assert features["a_plural_many"] == 1.0 and features["a_singular_one"] == 0.0
 
 
@@ -85,12 +89,12 @@ def test_answers_the_question_states_are_counted() -> None:
     question = "等级为4a的云溪公园的官方网站是什么？"
     grade, park = Term.literal("4A"), Term.entity("云溪公园_（某市）")
     linked = frozenset({park, grade})
-    assert _stated_features((grade,), question, linked)["a_stated"] == 1.0
-    assert _stated_features((Term.literal("4a"),), question, frozenset({park}))["a_stated"] == 1.0  # written in it, not linked
-    assert _stated_features((park,), question, frozenset())["a_stated"] == 1.0  # an entity by its name without qualifier
-    assert _stated_features((Term.literal("http://yunxi.example"), grade), question, linked)["a_stated"] == 0.5
-    assert _stated_features((Term.literal("的"),), question, frozenset())["a_stated"] == 0.0  # one character says nothing
-    assert _stated_features((), question, linked)["a_stated"] == 0.0
+    assert stated_features((grade,), question, linked)["a_stated"] == 1.0
+    assert stated_features((Term.literal("4a"),), question, frozenset({park}))["a_stated"] == 1.0  # written in it, not linked
+    assert stated_features((park,), question, frozenset())["a_stated"] == 1.0  # an entity by its name without qualifier
+    assert stated_features((Term.literal("http://yunxi.example"), grade), question, linked)["a_stated"] == 0.5
+    assert stated_features((Term.literal("的"),), question, frozenset())["a_stated"] == 0.0  # one character says nothing
+    assert stated_features((), question, linked)["a_stated"] == 0.0
 
 
 def test_a_checked_one_hop_knows_whether_it_asks_about_the_node_named_first() -> None:

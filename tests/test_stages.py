@@ -22,7 +22,8 @@ from coqa.kb.surfaces import base_name, qualifier
 from coqa.mentions.detection import Mention, normalize_question
 from coqa.model import META_FILE, ModelError, TrainedModel
 from coqa.pipeline import Pipeline
-from coqa.ranking.ranker import RANK_FEATURES, QueryRanker
+from coqa.ranking.features import RANK_FEATURES
+from coqa.ranking.ranker import QueryRanker
 from coqa.shapes import CHAIN, COUNT, ONE_HOP_OUT, SHAPES_BY_NAME
 from coqa.training import Trainer, link_label
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _DOTS = ("•", "・", "‧", "∙")
 # The one rule for the `_（…）` qualifier of PKU BASE names (`_(` after NFKC).
@@ -22,6 +23,21 @@ def normalize_surface(text: str) -> str:
     """The form in which surfaces are indexed and questions are matched:
     NFKC (full width to half width), lower case, one kind of middle dot."""
     return fold_case_and_dots(unicodedata.normalize("NFKC", text))
+
+
+def matching_name(predicate: str) -> str:
+    """The form of a predicate name that question text is compared with:
+    `normalize_surface` (full width to half width, lower case) without white
+    space, which KB names sometimes hold inside a word (`页 数`)."""
+    return "".join(normalize_surface(predicate).split())
+
+
+@lru_cache(maxsize=1 << 16)
+def name_characters(predicate: str) -> frozenset[str]:
+    """The distinct characters of a predicate's matching name (cached: query
+    generation scores a hub's predicates and ranking compares candidate
+    predicates with gold ones, question after question)."""
+    return frozenset(matching_name(predicate))
 
 
 def fold_case_and_dots(text: str) -> str:

@@ -1,0 +1,115 @@
+"""Features of a candidate's answers against what the question asks (answer
+type cues, literal forms, counts, answers the question states), and of its
+shape against training questions of the same shape."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Mapping, Sequence
+
+from coqa.kb.names import Term
+from coqa.kb.surfaces import base_name, normalize_surface
+from coqa.mentions.cues import (
+    PLURAL,
+    SINGULAR,
+    looks_like_date,
+    looks_like_person,
+    looks_like_place,
+    looks_numeric,
+)  # fmt: skip
+from coqa.querygen.candidate import Candidate
+
+ANSWER_FEATURES = (
+    "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
+    "a_many_count",
+)  # fmt: skip
+
+
+def answer_features(candidate: Candidate, cues: Mapping[str, float]) -> dict[str, float]:
+    answers = candidate.answers
+    count = len(answers)
+    literal = sum(a.is_literal for a in answers) / count if count else 0.0
+    numeric = sum(looks_numeric(a.value) for a in answers if a.is_literal) / count if count else 0.0
+    return {
+        "a_log_count": math.log1p(count),
+        "a_none": float(count == 0),
+        "a_one": float(count == 1),
+        "a_literal": literal,
+        "a_numeric": numeric,
+        "a_when_numeric": cues["cue_when"] * numeric,
+        "a_quantity_numeric": cues["cue_quantity"] * numeric,
+        "a_who_entity": cues["cue_who"] * (1.0 - literal),
+        "a_many_count": cues["cue_which_many"] * math.log1p(count),
+    }
+
+
+ANSWER_FORM_FEATURES = (
+    "a_date", "a_place", "a_person", "a_when_date", "a_where_place", "a_who_person", "a_plural_many", "a_singular_one",
+)  # fmt: skip
+from coqa.ranking.context import QuestionContext
+from coqa.ranking.neighbours import PredicateNeighbours
+
+
+@lru_cache(maxsize=1 << 17)
+def _answer_forms(answer: Term) -> tuple[bool, bool, bool]:
+    """Whether the answer reads as a date (a literal), a place and a person (an entity).
+    Cached: a hub's neighbours are the answers of hundreds of candidates, question after question."""
+    if answer.is_literal:
+        return looks_like_date(answer.value), False, False
+    return False, looks_like_place(answer.value), looks_like_person(answer.value)
+
+
+def answer_form_features(candidate: Candidate, text: str, cues: Mapping[str, float]) -> dict[str, float]:
+    """Answer-type fit from the answers' literal forms and names (no KB lookups,
+    to keep ranking fast): dates for when, place names for where, people for
+    who; and the number of answers against plural or singular wording."""
+    answers = candidate.answers
+    count = len(answers)
+    forms = [_answer_forms(a) for a in answers]
+    date = sum(form[0] for form in forms) / count if count else 0.0
+    place = sum(form[1] for form in forms) / count if count else 0.0
+    person = sum(form[2] for form in forms) / count if count else 0.0
+    plural, singular = bool(PLURAL.search(text)), bool(SINGULAR.search(text))
+    return {
+        "a_date": date,
+        "a_place": place,
+        "a_person": person,
+        "a_when_date": cues["cue_when"] * date,
+        "a_where_place": cues["cue_where"] * place,
+        "a_who_person": cues["cue_who"] * person,
+        "a_plural_many": float(plural) * float(count > 1),
+        "a_singular_one": float(singular) * float(count == 1),
+    }
+
+
+STATED_FEATURES = ("a_stated",)
+
+
+@lru_cache(maxsize=1 << 17)
+def _answer_surface(answer: Term) -> str:
+    """The answer as a question would write it: normalized, an entity without its qualifier."""
+    return normalize_surface(answer.value if answer.is_literal else base_name(answer.value))
+
+
+def stated_features(answers: Sequence[Term], text: str, linked_terms: frozenset[Term]) -> dict[str, float]:
+    """The share of the answers that the question itself states: among its
+    `linked_terms`, or written in it (two characters or more). A question
+    seldom asks for what it says, so a query answering with the question's
+    own constraint (a grade, a date, a yes/no value it names) is seldom the
+    one it asks."""
+    if not answers:
+        return {"a_stated": 0.0}
+    stated = sum(answer in linked_terms or (len(surface := _answer_surface(answer)) >= 2 and surface in text) for answer in answers)
+    return {"a_stated": stated / len(answers)}
+
+
+# How similar the question is to the training questions whose gold query has
+# the candidate's shape: the best one and the mean of the three best (a chain
+# question reads like other chain questions).
+SHAPE_NEIGHBOUR_FEATURES = ("n_shape_best", "n_shape_top3")
+
+
+def shape_neighbour_features(shape: str, neighbours: PredicateNeighbours, context: QuestionContext) -> dict[str, float]:
+    """`neighbours.score` of the shape key against the question, as SHAPE_NEIGHBOUR_FEATURES."""
+    return dict(zip(SHAPE_NEIGHBOUR_FEATURES, neighbours.score(shape, context.neighbour_sims)))

@@ -1,0 +1,119 @@
+"""Question-wording / predicate associations learned from training questions:
+the one home of the association (ranking features read it; query generation
+reads it through `learned_relevance`)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Iterator, Mapping
+
+from coqa.ranking.keys import name_piece_key, name_pieces
+
+
+@dataclass
+class PredicateAssociations:
+    """Counts of question n-grams co-occurring with gold predicates in training.
+
+    `score(p, text_grams)` is max over grams g of c(g, p) / (c(g) + smoothing):
+    how strongly some wording of the question has meant predicate p before.
+    """
+
+    smoothing: float
+    pair_counts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    gram_counts: Counter[str] = field(default_factory=Counter)
+    predicate_counts: Counter[str] = field(default_factory=Counter)
+    questions: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "questions": self.questions,
+            "gram_counts": dict(sorted(self.gram_counts.items())),
+            "predicate_counts": dict(sorted(self.predicate_counts.items())),
+            "pair_counts": {gram: dict(sorted(counts.items())) for gram, counts in sorted(self.pair_counts.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object], smoothing: float) -> "PredicateAssociations":
+        pairs = defaultdict(Counter, {gram: Counter(counts) for gram, counts in data["pair_counts"].items()})  # type: ignore[union-attr]
+        return cls(
+            smoothing, pairs, Counter(data["gram_counts"]), Counter(data["predicate_counts"]), int(data["questions"])  # type: ignore[arg-type]
+        )
+
+    def add(self, question_grams: set[str], predicates: Iterable[str]) -> None:
+        predicates = set(predicates)
+        self.__dict__.pop("grams_by_predicate", None)  # the counts change: turn them around again when next asked
+        self.questions += 1
+        for gram in question_grams:
+            self.gram_counts[gram] += 1
+            for predicate in predicates:
+                self.pair_counts[gram][predicate] += 1
+        for predicate in predicates:
+            self.predicate_counts[predicate] += 1
+
+    def score(self, predicate: str, question_grams: set[str]) -> tuple[float, float]:
+        """(best association, mean of the three best) of predicate with the grams."""
+        return self.against(question_grams).score(predicate)
+
+    @cached_property
+    def grams_by_predicate(self) -> dict[str, dict[str, int]]:
+        """`pair_counts` turned around: predicate -> gram -> count (built on first use, dropped by `add`)."""
+        result: dict[str, dict[str, int]] = defaultdict(dict)
+        for gram, counts in self.pair_counts.items():
+            for predicate, count in counts.items():
+                result[predicate][gram] = count
+        return dict(result)
+
+    def against(self, question_grams: set[str]) -> "GramAssociations":
+        """`score` for many predicates against the same grams (a question's
+        candidates and a hub's predicates score hundreds or thousands): the
+        grams training saw, with their smoothed counts, looked up once."""
+        pair_counts, gram_counts, smoothing = self.pair_counts, self.gram_counts, self.smoothing
+        return GramAssociations(
+            self.grams_by_predicate, {g: gram_counts[g] + smoothing for g in question_grams if g in pair_counts}
+        )
+
+    def prior(self, predicate: str) -> float:
+        return math.log1p(self.predicate_counts.get(predicate, 0))
+
+    def name_score(self, predicate: str, question_grams: set[str]) -> float:
+        """Mean over the pieces of the predicate's name (`name_pieces`) of their
+        best association with the grams: defined for predicates training never
+        saw, where `score` is 0."""
+        pieces = name_pieces(predicate)
+        if not pieces:
+            return 0.0
+        against = self.against(question_grams)
+        return sum(against.score(name_piece_key(piece))[0] for piece in pieces) / len(pieces)
+
+
+@dataclass(frozen=True)
+class GramAssociations:
+    """`PredicateAssociations.score` against one set of question grams (`PredicateAssociations.against`):
+    the training counts by predicate and gram, and the smoothed count of each question gram training saw."""
+
+    grams_by_predicate: Mapping[str, Mapping[str, int]]
+    seen: Mapping[str, float]
+
+    def score(self, predicate: str) -> tuple[float, float]:
+        """(best association, mean of the three best) of the predicate with the grams."""
+        values = sorted(self._associations(predicate), reverse=True)
+        if not values:
+            return 0.0, 0.0
+        return values[0], sum(values[:3]) / 3.0
+
+    def best(self, predicate: str) -> float:
+        """`score(predicate)[0]`, without ordering the rest (query generation scores a hub's thousand predicates)."""
+        return max(self._associations(predicate), default=0.0)
+
+    def _associations(self, predicate: str) -> Iterator[float]:
+        """The association of the predicate with each gram both sides know."""
+        counts = self.grams_by_predicate.get(predicate)
+        if not counts:
+            return iter(())
+        # The grams both sides know, found by a set intersection (it walks the smaller side) rather than a
+        # loop over every question gram: a hub's thousand predicates are scored against the same grams.
+        seen = self.seen
+        return (counts[g] / seen[g] for g in seen.keys() & counts.keys())
