@@ -39,7 +39,7 @@ def build(data: Path, store_dir: Path) -> dict[str, Any]:
     does; runs in its own process, so the peak memory is the build's."""
     from coqa.kb import INDEX_SUBDIR
     from coqa.kb.loading.loader import load_kb
-    from coqa.kb.mention_index import segment_files
+    from coqa.kb.mention_segments import segment_files
 
     loaded = load_kb([data], store_dir, mode="replace", index_only=True, progress=False)
     collected = loaded.files[0].seconds

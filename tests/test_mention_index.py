@@ -18,15 +18,13 @@ from coqa.kb.mention_index import (
     MAX_LITERAL_LENGTH,
     MENTION,
     NAME,
-    MAX_SEGMENTS,
-    SEGMENT_LIST,
     IndexEntry,
     MentionIndex,
     SurfaceMatch,
     MentionIndexBuilder,
     index_keys,
-    suffix_file,
 )
+from coqa.kb.mention_segments import MAX_SEGMENTS, SEGMENT_LIST, suffix_file
 from coqa.kb.surfaces import normalize_surface
 
 # Characters whose normalization depends on context or changes length: final

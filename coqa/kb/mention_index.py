@@ -19,7 +19,7 @@ built from all the entries at once returns. A load writes one segment; an
 append shares the segments it appends to (hard links) and adds one segment
 holding only the entries they lack, found by lookups, so its cost follows
 what is appended, not what is there. When there are more than
-MAX_SEGMENTS, the smallest are merged into one (see `_merge_smallest`).
+MAX_SEGMENTS, the smallest are merged into one (see `merge_smallest`).
 
 Each segment has a companion file (see `suffix_file`): its distinct
 surfaces reversed, a marisa trie, so that surfaces can be found by how they
@@ -34,32 +34,24 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import re
-import shutil
 import unicodedata
 from dataclasses import dataclass
-from itertools import groupby, islice, repeat
+from itertools import islice, repeat
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 import marisa_trie
 
+from coqa.kb.mention_segments import (
+    SEGMENT_LIST, SEPARATOR, mapped_entries, merge_smallest, next_segment_name,
+    segment_files, share_segment, suffix_file, write_segment,
+)  # fmt: skip
 from coqa.kb.surfaces import base_name, bracket_alias, fold_case_and_dots, normalize_surface
 
 MENTION, NAME, LITERAL = "m", "n", "l"
-INDEX_FILE = "mentions.marisa"  # the first segment
-SEGMENT_LIST = "segments.json"
-MAX_SEGMENTS = 8  # more than this after an append: the smallest are merged
-_SEGMENT_FILE = re.compile(r"mentions(?:-[0-9]+)?\.marisa")
-_SUFFIX_FILE = re.compile(r"mentions(?:-[0-9]+)?\.suffixes\.(?:marisa|tmp)")  # see `suffix_file`, and its temporary file
-# The files an index directory may hold: segments, their suffix files, the list, and the temporary file of each.
-_INDEX_DIRECTORY_FILE = re.compile(
-    r"(?:mentions(?:-[0-9]+)?|segments)\.tmp|segments\.json|" + _SEGMENT_FILE.pattern + "|" + _SUFFIX_FILE.pattern
-)
 MAX_LITERAL_LENGTH = 40
 MIN_SEGMENT_LENGTH = 2
-_SEPARATOR = b"\xff"  # never occurs in UTF-8
 _NAME_HEAD, _LITERAL_HEAD = f"{NAME}0\t".encode(), f"{LITERAL}0\t".encode()
 _SEGMENT_SPLIT = re.compile(r"[、，,;；/|]+")
 log = logging.getLogger("coqa")
@@ -130,88 +122,6 @@ def index_keys(surfaces: Sequence[str]) -> list[bytes]:
     return _encode_each(list(map(str.strip, joined.split("\n"))))
 
 
-def segment_files(directory: Path) -> list[Path]:
-    """The segment files of the index in `directory`, oldest first: those in
-    SEGMENT_LIST, or INDEX_FILE alone when there is no list."""
-    listed = directory / SEGMENT_LIST
-    if not listed.is_file():
-        return [directory / INDEX_FILE]
-    return [directory / name for name in json.loads(listed.read_text(encoding="utf-8"))["segments"]]
-
-
-def is_index_file(name: str) -> bool:
-    """Whether a file of this name belongs in an index directory (a segment,
-    the segment list, or the temporary file of either)."""
-    return _INDEX_DIRECTORY_FILE.fullmatch(name) is not None
-
-
-def suffix_file(segment: Path) -> Path:
-    """The suffix file of a segment: a marisa trie of its distinct surfaces,
-    each reversed, so that a prefix search finds the surfaces ending a text."""
-    return segment.with_name(segment.name[: -len(".marisa")] + ".suffixes.marisa")
-
-
-def _write_segment(entries: Iterable[bytes], path: Path) -> None:
-    """Write entries (key + _SEPARATOR + value) as a segment file at `path`,
-    and its suffix file (see `suffix_file`)."""
-    # A BinaryTrie of key + separator + value is a BytesTrie (same file).
-    # marisa builds 40% faster from sorted keys; one trie level makes lookups 3x faster.
-    ordered = sorted(entries)
-    trie = marisa_trie.BinaryTrie(ordered, num_tries=1)
-    temporary = path.with_suffix(".tmp")
-    trie.save(str(temporary))
-    # The entries of one surface are consecutive once sorted (_SEPARATOR sorts after every UTF-8 byte).
-    surfaces = (surface for surface, _ in groupby(entry[: entry.index(_SEPARATOR)] for entry in ordered))
-    reversed_surfaces = marisa_trie.Trie(surface.decode("utf-8")[::-1] for surface in surfaces)
-    companion = suffix_file(path)
-    reversed_surfaces.save(str(companion.with_suffix(".tmp")))
-    companion.with_suffix(".tmp").replace(companion)
-    temporary.replace(path)
-
-
-def _mapped_entries(path: Path) -> marisa_trie.BinaryTrie:
-    """A segment memory-mapped with its entries (key + _SEPARATOR + value) as keys."""
-    trie = marisa_trie.BinaryTrie()
-    trie.mmap(str(path))
-    return trie
-
-
-def _next_segment_name(names: Sequence[str]) -> str:
-    """A segment file name not in `names`: INDEX_FILE first, then numbered."""
-    if not names:
-        return INDEX_FILE
-    numbers = [int(name[len("mentions-") : -len(".marisa")]) for name in names if name != INDEX_FILE]
-    return f"mentions-{max(numbers, default=0) + 1}.marisa"
-
-
-def _share(source: Path, target: Path) -> None:
-    """Put the (immutable) segment `source` at `target`: a hard link, a copy
-    on file systems without them."""
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-
-
-def _merge_smallest(directory: Path, names: list[str]) -> list[str]:
-    """The segment list after merging, when there are more than MAX_SEGMENTS,
-    the smallest segments into one so that MAX_SEGMENTS // 2 remain. Only the
-    merged segments are read, and since each entry is in one segment, merging
-    is a union. (Halving rather than merging down to MAX_SEGMENTS spaces the
-    merges out; merging the smallest rarely touches the large first segment.)"""
-    if len(names) <= MAX_SEGMENTS:
-        return names
-    by_size = sorted(names, key=lambda name: (directory / name).stat().st_size)
-    merged = set(by_size[: len(names) - MAX_SEGMENTS // 2 + 1])
-    kept = [name for name in names if name not in merged]
-    target = _next_segment_name(names)
-    _write_segment((entry for name in merged for entry in _mapped_entries(directory / name).keys()), directory / target)
-    for name in merged:
-        (directory / name).unlink()
-        suffix_file(directory / name).unlink(missing_ok=True)
-    return kept + [target]
-
-
 class MentionIndexBuilder:
     """Collects surfaces while the KB files stream by; `save` writes the index.
 
@@ -224,20 +134,20 @@ class MentionIndexBuilder:
     `base`'s segments and one for the new entries."""
 
     def __init__(self, base: str | Path | None = None) -> None:
-        # key + _SEPARATOR + value as one bytes object: half the memory of a
+        # key + SEPARATOR + value as one bytes object: half the memory of a
         # (str, bytes) tuple, and exactly the form marisa's BytesTrie stores.
         self._entries: set[bytes] = set()
         self._base = [] if base is None else segment_files(Path(base))
-        self._base_segments = [_mapped_entries(path) for path in self._base]
+        self._base_segments = [mapped_entries(path) for path in self._base]
 
     def _add(self, surfaces: Sequence[str], heads: Iterable[bytes], targets: Sequence[str]) -> None:
         """Index `targets[i]` with `heads[i]` (`{kind}{rank}\\t`, see `_decode`)
         under `surfaces[i]`; surfaces that normalize to nothing are skipped."""
         keys = index_keys(surfaces)
         shown = map(_stored_target, keys, _encode_each(targets))
-        entries = map(b"".join, zip(keys, repeat(_SEPARATOR), heads, shown))
+        entries = map(b"".join, zip(keys, repeat(SEPARATOR), heads, shown))
         if b"" in keys:
-            entries = (entry for entry in entries if entry[0] != _SEPARATOR[0])
+            entries = (entry for entry in entries if entry[0] != SEPARATOR[0])
         if not self._base_segments:
             self._entries.update(entries)
             return
@@ -285,23 +195,23 @@ class MentionIndexBuilder:
     def save(self, directory: str | Path) -> int:
         """Write the index into `directory` (created if needed, on the file
         system of `base`): `base`'s segments and, unless nothing is new, one
-        segment for the collected entries (then merged as `_merge_smallest`
+        segment for the collected entries (then merged as `merge_smallest`
         says). Returns the number of entries of the whole index."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         names = [path.name for path in self._base]
         for path in self._base:
-            _share(path, directory / path.name)
+            share_segment(path, directory / path.name)
             if suffix_file(path).is_file():
-                _share(suffix_file(path), suffix_file(directory / path.name))
+                share_segment(suffix_file(path), suffix_file(directory / path.name))
         if self._entries or not names:
-            names.append(_next_segment_name(names))
-            _write_segment(self._entries, directory / names[-1])
-        names = _merge_smallest(directory, names)
+            names.append(next_segment_name(names))
+            write_segment(self._entries, directory / names[-1])
+        names = merge_smallest(directory, names)
         listed = directory / SEGMENT_LIST
         listed.with_suffix(".tmp").write_text(json.dumps({"segments": names}) + "\n", encoding="utf-8")
         listed.with_suffix(".tmp").replace(listed)
-        return sum(len(_mapped_entries(directory / name)) for name in names)
+        return sum(len(mapped_entries(directory / name)) for name in names)
 
 
 @dataclass(frozen=True)

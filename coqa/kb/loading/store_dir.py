@@ -30,7 +30,7 @@ import pyoxigraph as ox
 
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
 from coqa.kb.base import KBError
-from coqa.kb.mention_index import is_index_file
+from coqa.kb.mention_segments import is_index_file
 from coqa.kb.loading.rejects import REJECTS_FILE
 
 MODES = ("new", "replace", "append")
