@@ -1,7 +1,8 @@
 """Settings: built-in defaults < `--config FILE` < COQA_* environment < flags.
 
-The built-in defaults are the values in the packaged coqa/config.yaml, which
-documents every key (a test keeps the two equal). The algorithm settings are
+The built-in defaults are the values of config.yaml at the repository root
+(shipped in the package), which documents every key; the dataclasses declare
+the keys and their types only (`default_settings`). The algorithm settings are
 typed sections (query_generation, linking, ranking, training); a model
 records the sections it was trained with, and at answer time those recorded
 values are used except for the keys the user set (`explicit`), see
@@ -12,17 +13,23 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, get_type_hints
 
 import yaml
 
-from coqa.resources import DEFAULT_MODEL
+from coqa.kb import KBConfig
+from coqa.linking.settings import LinkingSettings
+from coqa.querygen.settings import QueryGenerationSettings
+from coqa.ranking.settings import RankingSettings
+from coqa.resources import DEFAULT_CONFIG_FILE, DEFAULT_MODEL
 from coqa.shapes import SHAPES
 
 SHAPE_NAMES = tuple(shape.name for shape in SHAPES)
 
 BACKENDS = ("oxigraph", "sparql", "gstore")
+KB_KEYS = tuple(f.name for f in fields(KBConfig))
 
 
 class ConfigError(ValueError):
@@ -30,110 +37,31 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class QueryGenerationSettings:
-    """How far query generation looks around the linked nodes. Every number
-    bounds work per question whatever the degree of a node; when one cut
-    something, the explanation records it (coqa.explanation.CapCut)."""
-
-    one_hop_nodes: int = 5
-    # Of those, a node whose link score is below this share of the best score among the terms
-    # of its own mention span gets no candidates: a homonym or a literal spelling the same
-    # words (`<乌克兰_（游戏人物）>` beside `<乌克兰>`) costs the store's queries without being
-    # the answer. On pkubase-bench no gold node in the top five of the last 1,220 train
-    # questions lies below 0.3 of its span's best; 0 turns the cut off.
-    link_score_margin: float = 0.1
-    chain_nodes: int = 3
-    star_nodes: int = 5
-    # Predicates expanded per node and direction, the most relevant to the question first.
-    predicates_per_direction: int = 30
-    # Answers are fetched for an expanded predicate with at most this many (the store counts
-    # them first); a larger one gets candidates that carry only the store's count. No query
-    # is cut by a LIMIT, so every engine returns the same rows.
-    answers_per_predicate: int = 500
-    # Answers fetched per node and direction: the expanded predicates, most relevant first,
-    # whose counted answers fit (the others get count-only candidates); chains start from the
-    # first hops whose middle nodes fit. Twice answers_per_predicate, so the most relevant
-    # one always fits; no pkubase-bench node reaches it (the most: 732, 日本).
-    answers_per_node: int = 1000
-    # First-hop predicates per node and chain shape whose two-hop paths are counted.
-    chain_predicates: int = 10
-    # chain_out_in walks every edge into its middle nodes: a first hop through a middle node with
-    # more edges arriving than this is not counted (a synthetic hub's 85,000 took 3 s at 10M).
-    # Its discovery walks at most this many paths; only when it reaches them are the middle nodes'
-    # edges counted, one by one. No pkubase-bench node reached by a first hop has that many (the
-    # most: 6,162 into 阿根廷; <人物>'s 12,112 are all <类型>, never a chain's first hop).
-    chain_middle_edges: int = 10000
-    # Predicate pairs per node and chain shape kept for candidates, the most relevant first.
-    chain_pairs: int = 30
-    # Paths fetched per node and chain shape (the rarer the shape in CCKS, the less it may
-    # cost): first-hop predicates, most relevant first, whose counted paths fit.
-    chain_rows: Mapping[str, int] = field(
-        default_factory=lambda: {"chain_out_out": 1500, "chain_in_out": 1000, "chain_out_in": 300}
-    )
-    # A two-constraint star (star_in_in) with at most this many answers gets star_in_in_out
-    # candidates: the predicates leaving those answers, up to star_hop_predicates of them per
-    # star, the most relevant first (each with at most answers_per_predicate objects).
-    star_hop_middles: int = 3
-    star_hop_predicates: int = 10
-    max_candidates: int = 600
-    # Comma-separated shape names (coqa.shapes) to generate; empty: every shape.
-    # `coqa train` on an NLPCC file records the shapes its gold queries have.
-    shapes: str = ""
-
-    def allows(self, shape_name: str) -> bool:
-        """True when candidates of this shape are generated."""
-        return not self.shapes or shape_name in self.shapes.split(",")
-
-
-@dataclass(frozen=True)
-class LinkingSettings:
-    max_targets_per_mention: int = 12
-    # Shortest span of a question matched against the mention index. `coqa
-    # train` on an NLPCC file lowers it to 1 when a gold subject is one character.
-    min_mention_length: int = 2
-    # Mentions of names written by sound or shortened (coqa.mentions.name_variants). `coqa
-    # train` on an NLPCC file turns them on; the default leaves PKU BASE linking unchanged.
-    name_variants: bool = False
-
-
-@dataclass(frozen=True)
-class RankingSettings:
-    """Constants of the ranking features (a model is trained with them)."""
-
-    strong_link: float = 0.3
-    association_smoothing: float = 5.0
-    # The p_name_assoc features (question wording against the pieces of predicate
-    # names, coqa.ranking.keys.name_pieces). `coqa train` on an NLPCC file turns them
-    # on; on CCKS held-out train they lowered F1, so they are off by default.
-    name_associations: bool = False
-
-
-@dataclass(frozen=True)
 class BoosterSettings:
     """A LightGBM model: `objective` is binary (pointwise) or lambdarank (grouped by question)."""
 
-    objective: str = "binary"
-    rounds: int = 300
-    learning_rate: float = 0.08
-    num_leaves: int = 31
-    min_data_in_leaf: int = 20
-    lambda_l2: float = 0.0
+    objective: str
+    rounds: int
+    learning_rate: float
+    num_leaves: int
+    min_data_in_leaf: int
+    lambda_l2: float
     # Models averaged (coqa.boosting.fit_scorer); above 1, each round of each is fitted on this share of the questions.
-    bags: int = 1
-    bag_fraction: float = 0.8
+    bags: int
+    bag_fraction: float
 
 
 @dataclass(frozen=True)
 class TrainingSettings:
-    seed: int = 0
-    folds: int = 5
-    positive_f1: float = 0.5  # a candidate is right when its answers reach this F1 and the question's best
+    seed: int
+    folds: int
+    positive_f1: float
     # binary: one pointwise model scores and orders the linked terms; lambdarank: a listwise model with
     # graded labels (gold entity over gold value) orders them and a pointwise one with the same tree settings
     # scores them (the ranker reads the score). Chosen on held-out train questions (docs/MEASUREMENTS.md, "The order of linked terms").
-    linker: BoosterSettings = field(default_factory=lambda: BoosterSettings("lambdarank"))
+    linker: BoosterSettings
     # LambdaRank ranked better than the pointwise model on held-out train folds (README, "Learning to rank"; docs/MEASUREMENTS.md).
-    ranker: BoosterSettings = field(default_factory=lambda: BoosterSettings("lambdarank", num_leaves=63, lambda_l2=1.0))
+    ranker: BoosterSettings
 
 
 ALGORITHM_SECTIONS = ("query_generation", "linking", "ranking", "training")
@@ -142,27 +70,27 @@ OBJECTIVES = ("binary", "lambdarank")
 
 @dataclass(frozen=True)
 class Settings:
-    backend: str = "oxigraph"
-    store: str = ""
-    endpoint: str = ""
-    gstore_url: str = ""
-    gstore_db: str = ""
-    gstore_user: str = "root"
-    gstore_password: str = "123456"
-    mention_index: str = ""
-    model: str = ""
-    cache_dir: str = "~/.cache/coqa"
-    timeout: float = 10.0
-    retries: int = 2
-    retry_backoff: float = 0.5
+    backend: str
+    store: str
+    endpoint: str
+    gstore_url: str
+    gstore_db: str
+    gstore_user: str
+    gstore_password: str
+    mention_index: str
+    model: str
+    cache_dir: str
+    timeout: float
+    retries: int
+    retry_backoff: float
     # Rows of recently sent queries kept in memory, for questions that send them again (0: none); kept across questions for the embedded store only.
-    kb_cache_rows: int = 100_000
-    hanlp: bool = False
-    log_level: str = "WARNING"
-    query_generation: QueryGenerationSettings = field(default_factory=QueryGenerationSettings)
-    linking: LinkingSettings = field(default_factory=LinkingSettings)
-    ranking: RankingSettings = field(default_factory=RankingSettings)
-    training: TrainingSettings = field(default_factory=TrainingSettings)
+    kb_cache_rows: int
+    hanlp: bool
+    log_level: str
+    query_generation: QueryGenerationSettings
+    linking: LinkingSettings
+    ranking: RankingSettings
+    training: TrainingSettings
     # Dotted keys of the algorithm settings set by a config file, the environment or a flag.
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
 
@@ -195,6 +123,10 @@ class Settings:
         mine = self.algorithm()
         return merged.with_overrides(_nested({key: _lookup(mine, key) for key in self.explicit}), "settings")
 
+    def kb_config(self) -> KBConfig:
+        """What the knowledge-base layer needs of these settings."""
+        return KBConfig(**{name: getattr(self, name) for name in KB_KEYS})
+
     @property
     def cache_path(self) -> Path:
         return Path(os.path.expanduser(self.cache_dir))
@@ -202,6 +134,34 @@ class Settings:
     @property
     def model_path(self) -> Path:
         return Path(os.path.expanduser(self.model)) if self.model else DEFAULT_MODEL
+
+
+@lru_cache(maxsize=1)
+def default_settings() -> Settings:
+    """The built-in defaults: the values of config.yaml (shipped in the package),
+    the one place they are written; ConfigError naming a key it lacks."""
+    return _build(Settings, read_config_file(DEFAULT_CONFIG_FILE), str(DEFAULT_CONFIG_FILE), "")
+
+
+def _build(cls: Any, values: Mapping[str, Any], source: str, prefix: str) -> Any:
+    """A settings dataclass with every field taken from `values` (sections as
+    nested mappings); ConfigError for a missing, unknown or mistyped key."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{source}: setting {prefix[:-1]!r} must be a mapping of settings")
+    hints = get_type_hints(cls)
+    known = [f for f in fields(cls) if f.name != "explicit"]
+    missing = [prefix + f.name for f in known if f.name not in values]
+    unknown = sorted(prefix + str(key) for key in set(values) - {f.name for f in known})
+    if missing or unknown:
+        raise ConfigError(f"{source}: missing settings {', '.join(missing) or 'none'}; unknown settings {', '.join(unknown) or 'none'}")
+    built = {}
+    for f in known:
+        kind = hints[f.name]
+        if is_dataclass(kind):
+            built[f.name] = _build(kind, values[f.name], source, f"{prefix}{f.name}.")
+        else:
+            built[f.name] = _coerce(prefix + f.name, f.type, values[f.name], source)
+    return cls(**built)
 
 
 def _override(section: Any, values: Mapping[str, Any], source: str, prefix: str) -> tuple[Any, set[str]]:
@@ -319,7 +279,7 @@ def load_settings(
     """Resolve settings: defaults, then the config file (argument or
     $COQA_CONFIG), then COQA_* variables, then command-line flags (None = unset)."""
     environ = os.environ if environ is None else environ
-    settings = Settings()
+    settings = default_settings()
     config_file = config_file or environ.get("COQA_CONFIG")
     if config_file:
         settings = settings.with_overrides(read_config_file(config_file), str(config_file))

@@ -26,7 +26,8 @@ from typing import Any, Mapping
 import lightgbm
 
 from coqa import __version__
-from coqa.config import ConfigError, RankingSettings, Settings
+from coqa.config import ConfigError, default_settings
+from coqa.ranking.settings import RankingSettings
 from coqa.linking.linker import LINK_FEATURES, LinkerModel
 from coqa.ranking.features import rank_features
 from coqa.ranking.model import RankerModel
@@ -110,7 +111,7 @@ class TrainedModel:
 def recorded_ranking(recorded: Mapping[str, Any]) -> RankingSettings:
     """The ranking settings a model recorded (defaults for the keys it did not);
     ConfigError when they are not valid."""
-    return Settings().with_overrides({"ranking": recorded.get("ranking", {})}, "model").ranking
+    return default_settings().with_overrides({"ranking": recorded.get("ranking", {})}, "model").ranking
 
 
 def read_meta(path: Path) -> dict[str, Any]:

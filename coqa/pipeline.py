@@ -132,7 +132,7 @@ class Pipeline:
 
     @classmethod
     def _open(cls, settings: Settings, model: TrainedModel | None, templates: dict[str, Template]) -> "Pipeline":
-        index_dir = mention_index_directory(settings)
+        index_dir = mention_index_directory(settings.kb_config())
         try:
             index = MentionIndex.open(index_dir)
         except FileNotFoundError as error:
@@ -142,7 +142,7 @@ class Pipeline:
             from coqa.mentions.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        return cls(open_kb(settings), index, model, templates, settings, extra_spans)
+        return cls(open_kb(settings.kb_config()), index, model, templates, settings, extra_spans)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""

@@ -18,15 +18,15 @@ import pyoxigraph as ox
 import pytest
 
 from coqa.kb import STORE_SUBDIR
+from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.base import QueryResult
 from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
-from coqa.kb.loading.loader import load_kb
 from coqa.kb.loading.export import GSTORE, NTRIPLES, export_kb, render_triple
 from coqa.kb.loading.formats import Triple
-from coqa.testing.gstore_server import GStoreServer, gstore_available, serve_gstore
+from coqa.kb.loading.loader import load_kb
 from coqa.kb.names import Term, name_to_iri
+from coqa.testing.gstore_server import GStoreServer, gstore_available, serve_gstore
 from coqa.testing.oxigraph_server import serve_store_copy
-from coqa.kb.base import QueryResult
-from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.testing.virtuoso_server import serve_virtuoso, virtuoso_available
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

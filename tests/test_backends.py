@@ -13,15 +13,20 @@ from typing import Callable
 
 import pytest
 import requests
-
 from conftest import WRITER, Loopback, Reply, never_in_time
-from coqa.testing.local_process import free_port
-from coqa.kb.base import KBError, QueryResult
+
 from coqa.kb.backends.gstore import GStore
-from coqa.kb.backends.http_retry import RemoteFailure, RetryPolicy, call_with_retries, failure_from_exception
-from coqa.kb.names import Term, name_to_iri
+from coqa.kb.backends.http_retry import (
+    RemoteFailure,
+    RetryPolicy,
+    call_with_retries,
+    failure_from_exception,
+)
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
+from coqa.kb.base import KBError, QueryResult
+from coqa.kb.names import Term, name_to_iri
+from coqa.testing.local_process import free_port
 
 E, L = Term.entity, Term.literal
 XSD = "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"

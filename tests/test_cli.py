@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,22 @@ import coqa
 from coqa.cli.common import is_utf8_text
 from coqa.cli.main import build_parser, main
 from coqa.cli.progress import Progress
-from coqa.config import Settings
-from coqa.dataset import CCKS, PLAIN, DatasetError, file_format, format_result_line, read_ccks, read_question_file
+from coqa.config import default_settings
+from coqa.dataset import (
+    CCKS,
+    PLAIN,
+    DatasetError,
+    file_format,
+    format_result_line,
+    read_ccks,
+    read_question_file,
+)
 from coqa.evaluation.metrics import question_prf
 from coqa.explanation import Answer, Explanation
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
-from coqa.testing.local_process import free_port
 from coqa.mentions.detection import normalize_question
 from coqa.pipeline import Pipeline
+from coqa.testing.local_process import free_port
 
 DEMO_QUESTIONS = DEMO_DIR / "questions.txt"
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
@@ -283,7 +292,7 @@ def test_tabs_and_line_breaks_inside_answers_are_written_escaped_and_read_back(t
 
 
 def test_a_long_question_is_measured_after_normalisation(store: str) -> None:
-    pipeline = Pipeline.from_settings(Settings(store=store))
+    pipeline = Pipeline.from_settings(replace(default_settings(), store=store))
     try:
         answer = pipeline.answer("\ufdfa" * 20)  # 20 characters, 360 once normalized
         assert answer.answers == [] and "longer than 300 characters once normalized" in str(answer.explanation.failure)

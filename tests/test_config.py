@@ -2,19 +2,45 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import pytest
 
 from coqa.cli.main import main
+from coqa.config import (
+    ConfigError,
+    Settings,
+    _build,
+    default_settings,
+    load_settings,
+    read_config_file,
+)
 from coqa.resources import DEFAULT_CONFIG_FILE
-from coqa.config import ConfigError, Settings, load_settings, read_config_file
 
 
-def test_config_yaml_documents_exactly_the_built_in_defaults() -> None:
+def _nested_keys(value: object, prefix: str = "") -> set[str]:
+    """Every dotted key of a settings dataclass or of a mapping read from YAML (mapping settings count as leaves)."""
+    if is_dataclass(value):
+        items = {f.name: getattr(value, f.name) for f in fields(value) if f.name != "explicit"}
+    elif isinstance(value, dict) and prefix.rstrip(".") != "query_generation.chain_rows":
+        items = value
+    else:
+        return {prefix.rstrip(".")}
+    return set().union(*(_nested_keys(item, f"{prefix}{key}.") for key, item in items.items()))
+
+
+def test_config_yaml_holds_every_nested_setting_and_nothing_else() -> None:
     data = read_config_file(DEFAULT_CONFIG_FILE)
-    assert set(data) == set(Settings.__dataclass_fields__) - {"explicit"}
-    assert Settings().with_overrides(data, "config.yaml") == Settings()
+    assert _nested_keys(data) == _nested_keys(default_settings())
+    assert "query_generation.answers_per_node" in _nested_keys(data) and "ranking.name_associations" in _nested_keys(data)
+
+
+def test_a_defaults_file_lacking_a_key_is_refused(tmp_path: Path) -> None:
+    data = read_config_file(DEFAULT_CONFIG_FILE)
+    del data["training"]["ranker"]["num_leaves"]
+    with pytest.raises(ConfigError, match="missing settings training.ranker.num_leaves"):
+        _build(Settings, data, "defaults", "")
 
 
 def test_algorithm_sections_nest_in_files_and_environment(tmp_path: Path) -> None:
@@ -27,7 +53,7 @@ def test_algorithm_sections_nest_in_files_and_environment(tmp_path: Path) -> Non
 
 
 def test_a_models_recorded_settings_apply_unless_set_explicitly() -> None:
-    recorded = Settings().with_overrides({"query_generation": {"max_candidates": 50, "star_nodes": 2}}, "model").algorithm()
+    recorded = default_settings().with_overrides({"query_generation": {"max_candidates": 50, "star_nodes": 2}}, "model").algorithm()
     mine = load_settings(environ={"COQA_QUERY_GENERATION__MAX_CANDIDATES": "70"})
     effective = mine.algorithm_for_model(recorded)
     assert (effective.query_generation.max_candidates, effective.query_generation.star_nodes) == (70, 2)
@@ -44,7 +70,7 @@ def test_a_models_recorded_settings_apply_unless_set_explicitly() -> None:
 )
 def test_bad_algorithm_settings_are_one_line_errors(values: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        Settings().with_overrides(values, "test")
+        default_settings().with_overrides(values, "test")
 
 
 def test_precedence_file_then_environment_then_flags(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from coqa.dataset import read_ccks, read_question_file
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
-from coqa.kb.demo import DEMO_CCKS, DEMO_QUESTIONS, demo_fingerprint, ensure_demo_store
 from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.demo import DEMO_CCKS, DEMO_QUESTIONS, demo_fingerprint, ensure_demo_store
 from coqa.kb.mention_index import MENTION, MentionIndex
 
 

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
-from coqa.mentions.detection import FUZZY_MAX_SURFACES, MAX_COMPLETIONS, detect_mentions, fuzzy_mentions, normalize_question
+from coqa.mentions.detection import (
+    FUZZY_MAX_SURFACES,
+    MAX_COMPLETIONS,
+    detect_mentions,
+    fuzzy_mentions,
+    normalize_question,
+)
 
 
 @pytest.fixture

@@ -4,16 +4,16 @@ started on 127.0.0.1 by the fixtures over `coqa export --to gstore` output."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import WRITER
-from coqa.kb.base import KBError
-from coqa.kb.backends.gstore import GStore, join_exists
-from coqa.testing.gstore_server import GStoreServer
-from coqa.kb.names import Term, name_to_iri
-from coqa.kb.backends.oxigraph_store import OxigraphStore
-from coqa.resources import QUERIES_DIR
-from coqa.querygen.templates import load_templates
 from test_backends import QUERIES, QUERY_IDS, comparable
+
+from coqa.kb.backends.gstore import GStore, join_exists
+from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.base import KBError
+from coqa.kb.names import Term, name_to_iri
+from coqa.querygen.templates import load_templates
+from coqa.resources import QUERIES_DIR
+from coqa.testing.gstore_server import GStoreServer
 
 E, L = Term.entity, Term.literal
 

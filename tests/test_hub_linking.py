@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import CountingStore
 
-from coqa.config import LinkingSettings
+from coqa.config import default_settings
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MentionIndex
@@ -17,11 +18,9 @@ from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking.linker import DEGREE_COUNTED, EntityLinker, LinkerModel
 from coqa.mentions.detection import detect_mentions
+from coqa.querygen.templates import load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_PREDICATES
-from coqa.querygen.templates import load_templates
-
-from conftest import CountingStore
 
 TEMPLATES = load_templates(QUERIES_DIR)
 HUB, SMALL, STATION = Term.entity("枢纽"), Term.entity("小站"), Term.entity("车站")
@@ -43,7 +42,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _context(store_dir: Path, question: str) -> tuple[dict[Term, float], list[str]]:
     store = CountingStore(store_dir / STORE_SUBDIR)
     try:
-        linker = EntityLinker(CachedKnowledgeBase(store, 1000), TEMPLATES, LinkerModel({}), LinkingSettings())
+        linker = EntityLinker(CachedKnowledgeBase(store, 1000), TEMPLATES, LinkerModel({}), default_settings().linking)
         mentions = detect_mentions(question, MentionIndex.open(store_dir / INDEX_SUBDIR))
         return {c.term: c.features["t_context"] for c in linker.candidates(question, mentions)}, store.sent
     finally:

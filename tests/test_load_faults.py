@@ -16,16 +16,15 @@ import pytest
 import coqa.kb.loading.line_reading as line_reading_module
 from coqa.cli.main import main
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
+from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import KBError
 from coqa.kb.loading.formats import BAD_RANK, TRIPLES
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.loading.manifest import read_manifest
-from coqa.kb.mention_index import MENTION, IndexEntry, MentionIndex
-from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.loading.rejects import REJECTS_FILE, RejectsCounter
 from coqa.kb.loading.store_dir import store_pieces
 from coqa.kb.loading.triple_reading import TripleFileReader
-
+from coqa.kb.mention_index import MENTION, IndexEntry, MentionIndex
 from tests.test_loader import assert_counts_add_up, rejects_rows, write
 
 HUGE_RANK = "1" * 4_301  # more digits than Python's int() takes from a string

@@ -19,11 +19,16 @@ import pytest
 
 import coqa.kb.loading.line_reading as line_reading_module
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
-from coqa.kb.loading.formats import LineError, decode_line, is_blank, parse_mention_line, parse_triple_line
+from coqa.kb.loading.formats import (
+    LineError,
+    decode_line,
+    is_blank,
+    parse_mention_line,
+    parse_triple_line,
+)
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MENTION, MentionIndex
 from coqa.kb.names import Term, canonical_name, iri_to_name
-
 from tests.test_loader import rejects_rows
 
 LOADED, REPAIRED, REJECTED, BLANK = "loaded", "repaired", "rejected", "blank"

@@ -24,13 +24,13 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 import coqa.kb.loading.loader as loader_module
+from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.loading.manifest import read_manifest
-from coqa.kb.mention_index import MentionIndex
 from coqa.kb.loading.rejects import REJECTS_FILE
 from coqa.kb.loading.store_dir import WORK_PREFIX
+from coqa.kb.mention_index import MentionIndex
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads child processes from /proc")
 

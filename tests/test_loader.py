@@ -22,15 +22,20 @@ import coqa.kb.loading.line_reading as line_reading_module
 import coqa.kb.loading.loader as loader_module
 from coqa.cli.main import main
 from coqa.kb import INDEX_SUBDIR, MANIFEST, STORE_SUBDIR
+from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import KBError
-from coqa.kb.loading.formats import LineError, is_blank, parse_mention_line, parse_triple_line
+from coqa.kb.loading.formats import (
+    LineError,
+    is_blank,
+    parse_mention_line,
+    parse_triple_line,
+)
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.loading.ntriples import regular_lines_to_ntriples, triple_to_ntriples
 from coqa.kb.loading.report import LoadReport
 from coqa.kb.loading.triple_reading import REGULAR_RUN
-from coqa.kb.names import Term, canonical_name, sparql_name
-from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.mention_index import MENTION, MentionIndex
+from coqa.kb.names import Term, canonical_name, sparql_name
 
 BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench"
 TYPED_LITERAL = '87"^^<http://www.w3.org/2001/XMLSchema#float>'

@@ -20,8 +20,8 @@ from coqa.kb.mention_index import (
     NAME,
     IndexEntry,
     MentionIndex,
-    SurfaceMatch,
     MentionIndexBuilder,
+    SurfaceMatch,
     index_keys,
 )
 from coqa.kb.mention_segments import MAX_SEGMENTS, SEGMENT_LIST, suffix_file

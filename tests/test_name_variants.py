@@ -11,7 +11,12 @@ import pytest
 
 from coqa.kb.mention_index import MentionIndex, MentionIndexBuilder
 from coqa.mentions.detection import detect_mentions, normalize_question
-from coqa.mentions.name_variants import MAX_SHORT_TARGETS, NameVariants, in_order, reading
+from coqa.mentions.name_variants import (
+    MAX_SHORT_TARGETS,
+    NameVariants,
+    in_order,
+    reading,
+)
 
 NAMES = ["慈云塔", "青岭返修厂", "白沙科技大学", "临江市第三中学", "临江"]
 

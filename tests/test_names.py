@@ -8,6 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from coqa.kb.backends.oxigraph_store import results_from_oxigraph
 from coqa.kb.names import (
     NAME_BASE,
     canonical_name,
@@ -20,7 +21,6 @@ from coqa.kb.names import (
     to_gstore_sparql,
     to_standard_sparql,
 )
-from coqa.kb.backends.oxigraph_store import results_from_oxigraph
 
 XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 QUIRKY_NAMES = ["2008年北京奥运会 ", '"口令蠕虫"病毒', "甲|乙", "A^B", "{x}", "C:\\dir", "100%", "a b", "a<b>c", " 前导空格", "=号"]

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from coqa.cli.main import main
-from coqa.config import ConfigError, QueryGenerationSettings, Settings
+from coqa.config import ConfigError, default_settings
 from coqa.dataset import (
     NLPCC,
     DatasetError,
@@ -26,20 +27,20 @@ from coqa.dataset import (
 )
 from coqa.evaluation.metrics import nlpcc_kbqa_scores
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
+from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import KBError
 from coqa.kb.loading.formats import NLPCC_KB, LineError
 from coqa.kb.loading.loader import load_kb
+from coqa.kb.loading.nlpcc_reading import parse_nlpcc_line, regular_lines_as_pkubase
+from coqa.kb.loading.sources import find_sources
 from coqa.kb.mention_index import NAME, MentionIndex
 from coqa.kb.names import Term, sparql_name
-from coqa.kb.loading.nlpcc_reading import parse_nlpcc_line, regular_lines_as_pkubase
-from coqa.kb.backends.oxigraph_store import OxigraphStore
-from coqa.kb.loading.sources import find_sources
 from coqa.linking.linker import LinkedNode
 from coqa.querygen.generator import QueryGenerator
-from coqa.ranking.paraphrase import PARAPHRASES_FILE
-from coqa.ranking.name_features import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
-from coqa.resources import QUERIES_DIR
 from coqa.querygen.templates import load_templates
+from coqa.ranking.name_features import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
+from coqa.ranking.paraphrase import PARAPHRASES_FILE
+from coqa.resources import QUERIES_DIR
 from coqa.training import nlpcc_training_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -276,13 +277,13 @@ def test_an_nlpcc_training_file_sets_its_shapes_and_one_character_mentions_unles
         GoldQuestion(1, "铑是什么时候被发现的？", nlpcc_gold_sparql("铑", "发现时间"), ('"1803年"',)),
         GoldQuestion(2, "青石桥在哪里？", nlpcc_gold_sparql("青石桥", "所在地"), ('"临江县"',)),
     ]
-    implied = nlpcc_training_settings(Settings(), questions, templates)
+    implied = nlpcc_training_settings(default_settings(), questions, templates)
     assert (implied.query_generation.shapes, implied.linking.min_mention_length) == ("one_hop_out", 1)
-    assert implied.ranking.name_associations and not Settings().ranking.name_associations
-    assert implied.linking.name_variants and not Settings().linking.name_variants
+    assert implied.ranking.name_associations and not default_settings().ranking.name_associations
+    assert implied.linking.name_variants and not default_settings().linking.name_variants
     assert implied.explicit == frozenset()
-    assert nlpcc_training_settings(Settings(), questions[1:], templates).linking.min_mention_length == 2
-    mine = Settings().with_overrides(
+    assert nlpcc_training_settings(default_settings(), questions[1:], templates).linking.min_mention_length == 2
+    mine = default_settings().with_overrides(
         {
             "linking": {"min_mention_length": 2, "name_variants": False}, "query_generation": {"shapes": ""},
             "ranking": {"name_associations": False},
@@ -303,15 +304,15 @@ def test_generation_keeps_to_the_shapes_the_settings_name(tmp_path: Path) -> Non
     try:
         nodes = [LinkedNode(Term.entity("青石桥"), 1.0, 0, 3, "青石桥"), LinkedNode(Term.entity("松风亭"), 0.9, 4, 7, "松风亭")]
         question = "青石桥和松风亭在哪里？"
-        every = QueryGenerator(kb, load_templates(QUERIES_DIR), QueryGenerationSettings()).generate(nodes, question)
+        every = QueryGenerator(kb, load_templates(QUERIES_DIR), default_settings().query_generation).generate(nodes, question)
         assert {"one_hop_out", "star_out_out"} <= {c.shape.name for c in every}
-        kept = QueryGenerator(kb, load_templates(QUERIES_DIR), QueryGenerationSettings(shapes="one_hop_out")).generate(nodes, question)
+        kept = QueryGenerator(kb, load_templates(QUERIES_DIR), replace(default_settings().query_generation, shapes="one_hop_out")).generate(nodes, question)
         assert {c.shape.name for c in kept} == {"one_hop_out"}
         assert [c for c in every if c.shape.name == "one_hop_out"] == kept
     finally:
         kb.close()
     with pytest.raises(ConfigError, match="unknown shapes one_hop"):
-        Settings().with_overrides({"query_generation": {"shapes": "one_hop"}}, "test")
+        default_settings().with_overrides({"query_generation": {"shapes": "one_hop"}}, "test")
 
 
 # --- the synthetic NLPCC KB ----------------------------------------------------

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from coqa.cli.main import main
-from coqa.config import Settings, load_settings
+from coqa.config import Settings, default_settings, load_settings
 from coqa.dataset import read_ccks
 from coqa.evaluation.metrics import ccks_scores
 from coqa.kb import open_kb
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.loading.loader import load_kb
+from coqa.kb.names import Term
 from coqa.pipeline import Pipeline
 from coqa.querygen.templates import sparql_term
-from coqa.kb.names import Term
-
 
 DEMO_QUESTIONS = DEMO_DIR / "questions.txt"
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
@@ -28,7 +28,7 @@ DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
 @pytest.fixture(scope="module")
 def demo_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     cache = tmp_path_factory.mktemp("cache")
-    return Settings(store=str(ensure_demo_store(cache)))
+    return replace(default_settings(), store=str(ensure_demo_store(cache)))
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +110,7 @@ def hostile_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("text", [HOSTILE_NAME, HOSTILE_LITERAL, "a\nb", "}", ">", "\\", '"', "SELECT * WHERE {", "'"])
 def test_any_text_becomes_one_well_formed_term(hostile_store: Path, text: str) -> None:
-    kb = open_kb(Settings(store=str(hostile_store)))
+    kb = open_kb(replace(default_settings(), store=str(hostile_store)).kb_config())
     for term in (Term.entity(text), Term.literal(text)):
         rows = kb.select(f"SELECT ?p ?o WHERE {{ {sparql_term(term)} ?p ?o . }}").rows
         expected = {
@@ -120,7 +120,7 @@ def test_any_text_becomes_one_well_formed_term(hostile_store: Path, text: str) -
 
 
 def test_hostile_question_is_answered_without_breaking_queries(hostile_store: Path) -> None:
-    pipeline = Pipeline.from_settings(Settings(store=str(hostile_store)))
+    pipeline = Pipeline.from_settings(replace(default_settings(), store=str(hostile_store)))
     for question in (f"{HOSTILE_LITERAL}是谁的别名？", "怪名的作者是谁？", 'x" } UNION { ?s ?p ?o }的作者？'):
         answer = pipeline.answer(question)
         assert answer.explanation.failure is None or "knowledge base error" not in answer.explanation.failure

@@ -3,27 +3,27 @@ of the CCKS gold queries."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
-from coqa.config import QueryGenerationSettings
-from coqa.querygen.candidate import CapCut
+from coqa.config import default_settings
+from coqa.dataset import read_ccks
 from coqa.kb import STORE_SUBDIR
+from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.loading.loader import load_kb
-from coqa.kb.backends.oxigraph_store import OxigraphStore
+from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking.linker import LinkedNode
-from coqa.querygen.candidate import Candidate
+from coqa.querygen.candidate import Candidate, CapCut
+from coqa.querygen.coverage import expressing_template
 from coqa.querygen.generator import QueryGenerator
 from coqa.querygen.relevance import most_relevant, node_relevance
-from coqa.resources import QUERIES_DIR
-from coqa.querygen.coverage import expressing_template
-from coqa.dataset import read_ccks
-from coqa.kb.names import Term
 from coqa.querygen.templates import load_templates
+from coqa.resources import QUERIES_DIR
 
 TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench" / "train.txt"
 TEMPLATES = load_templates(QUERIES_DIR)
@@ -99,7 +99,7 @@ def hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
 
 
 def _generate(kb: KnowledgeBase, question: str, **limits: int) -> tuple[list[Candidate], list[CapCut]]:
-    generator = QueryGenerator(kb, TEMPLATES, QueryGenerationSettings(**limits))
+    generator = QueryGenerator(kb, TEMPLATES, replace(default_settings().query_generation, **limits))
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     return generator.generate_recorded([hub], question)
 
@@ -145,7 +145,7 @@ def test_the_asked_predicate_of_a_hub_is_expanded_and_the_cut_recorded(hub_kb: K
 
 
 def test_a_predicate_with_more_than_answers_per_predicate_keeps_the_store_count_only(hub_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(hub_kb, TEMPLATES, QueryGenerationSettings(answers_per_predicate=5, predicates_per_direction=400))
+    generator = QueryGenerator(hub_kb, TEMPLATES, replace(default_settings().query_generation, answers_per_predicate=5, predicates_per_direction=400))
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     candidates, cuts = generator.generate_recorded([hub], "枢纽有多少成员", count_question=True)
     members = {c.shape.name: c for c in candidates if c.predicates == ("成员",)}
@@ -166,7 +166,7 @@ def test_chain_rows_fetch_the_first_hops_whose_counted_paths_fit(hub_kb: Knowled
 
 
 def test_typed_discovery_keeps_only_neighbours_of_the_type(hub_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(hub_kb, TEMPLATES, QueryGenerationSettings(predicates_per_direction=400))
+    generator = QueryGenerator(hub_kb, TEMPLATES, replace(default_settings().query_generation, predicates_per_direction=400))
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     city = LinkedNode(Term.entity("城市"), 0.8, 3, 5, "城市")
     candidates, _ = generator.generate_recorded([hub, city], "枢纽的哪个城市")
@@ -193,7 +193,7 @@ class _CountingKB:
 
 def test_a_node_s_predicates_are_counted_once_across_questions_behind_the_result_cache(hub_kb: KnowledgeBase) -> None:
     kb = _CountingKB(hub_kb)
-    generator = QueryGenerator(CachedKnowledgeBase(kb, 100_000), TEMPLATES, QueryGenerationSettings())  # type: ignore[arg-type]
+    generator = QueryGenerator(CachedKnowledgeBase(kb, 100_000), TEMPLATES, default_settings().query_generation)  # type: ignore[arg-type]
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     first = generator.generate([hub], "枢纽的首都")
     second = generator.generate([hub], "枢纽的首都")
@@ -222,7 +222,7 @@ def middle_hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Knowledg
 
 def _chains_out_in(kb: KnowledgeBase, bound: int) -> tuple[dict[tuple[str, ...], tuple[Term, ...]], list[CapCut], list[str]]:
     counting = _CountingKB(kb)
-    generator = QueryGenerator(counting, TEMPLATES, QueryGenerationSettings(chain_middle_edges=bound))  # type: ignore[arg-type]
+    generator = QueryGenerator(counting, TEMPLATES, replace(default_settings().query_generation, chain_middle_edges=bound))  # type: ignore[arg-type]
     node = LinkedNode(Term.entity("甲"), 0.9, 0, 1, "甲")
     candidates, cuts = generator.generate_recorded([node], "甲的校友有谁")
     chains = {c.predicates: c.answers for c in candidates if c.shape.name == "chain_out_in"}
@@ -275,7 +275,7 @@ HOMONYM_LINKS = [
 
 
 def test_a_homonym_far_below_the_best_term_of_its_span_gets_no_candidates(homonym_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(homonym_kb, TEMPLATES, QueryGenerationSettings(link_score_margin=0.1))
+    generator = QueryGenerator(homonym_kb, TEMPLATES, replace(default_settings().query_generation, link_score_margin=0.1))
     candidates, cuts = generator.generate_recorded(HOMONYM_LINKS, "乌克兰的气候类型是什么")
     used = {node.term.value for c in candidates for node in c.nodes}
     assert used == {"乌克兰", "气候类型"}
@@ -284,7 +284,7 @@ def test_a_homonym_far_below_the_best_term_of_its_span_gets_no_candidates(homony
 
 
 def test_without_a_margin_the_homonym_gets_its_candidates(homonym_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(homonym_kb, TEMPLATES, QueryGenerationSettings(link_score_margin=0.0))
+    generator = QueryGenerator(homonym_kb, TEMPLATES, replace(default_settings().query_generation, link_score_margin=0.0))
     candidates, cuts = generator.generate_recorded(HOMONYM_LINKS, "乌克兰的气候类型是什么")
     assert "乌克兰_（游戏人物）" in {node.term.value for c in candidates for node in c.nodes}
     assert not [cut for cut in cuts if cut.setting == "link_score_margin"]
@@ -308,7 +308,7 @@ STAR_HOP_LINKS = [LinkedNode(Term.entity("甲城"), 0.9, 0, 2, "甲城"), Linked
 
 
 def test_a_star_that_pins_down_one_thing_gets_its_hop(star_hop_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(star_hop_kb, TEMPLATES, QueryGenerationSettings())
+    generator = QueryGenerator(star_hop_kb, TEMPLATES, default_settings().query_generation)
     candidates, _ = generator.generate_recorded(STAR_HOP_LINKS, "甲城的乙职的民族")
     hops = {c.predicates: [a.value for a in c.answers] for c in candidates if c.shape.name == "star_in_in_out"}
     # A star's two nodes come in one order (by name), so 乙职 first.
@@ -318,14 +318,14 @@ def test_a_star_that_pins_down_one_thing_gets_its_hop(star_hop_kb: KnowledgeBase
 
 
 def test_star_hop_predicates_keeps_the_most_relevant_hops_and_records_the_cut(star_hop_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(star_hop_kb, TEMPLATES, QueryGenerationSettings(star_hop_predicates=1))
+    generator = QueryGenerator(star_hop_kb, TEMPLATES, replace(default_settings().query_generation, star_hop_predicates=1))
     candidates, cuts = generator.generate_recorded(STAR_HOP_LINKS, "甲城的乙职的性别")
     assert [c.predicates for c in candidates if c.shape.name == "star_in_in_out"] == [("职务", "籍贯", "性别")]
     assert CapCut("star_hop_predicates", "<乙职> <甲城> star_in_in_out", 1, 2) in cuts
 
 
 def test_a_star_with_more_answers_than_star_hop_middles_gets_no_hop(star_hop_kb: KnowledgeBase) -> None:
-    generator = QueryGenerator(star_hop_kb, TEMPLATES, QueryGenerationSettings(star_hop_middles=0))
+    generator = QueryGenerator(star_hop_kb, TEMPLATES, replace(default_settings().query_generation, star_hop_middles=0))
     candidates, cuts = generator.generate_recorded(STAR_HOP_LINKS, "甲城的乙职的民族")
     assert not [c for c in candidates if c.shape.name == "star_in_in_out"]
     assert CapCut("star_hop_middles", "question", 0, 1) in cuts

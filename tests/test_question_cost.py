@@ -4,6 +4,7 @@ on the shipped demo knowledge base with the shipped model."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_question_cost  # noqa: E402
 
-from coqa.config import Settings  # noqa: E402
+from coqa.config import default_settings  # noqa: E402
 from coqa.kb.demo import ensure_demo_store  # noqa: E402
 from coqa.mentions.detection import normalize_question  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
@@ -27,7 +28,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_linking_lookups_are_counted_by_template(store: Path) -> None:
-    plain = Pipeline.from_settings(Settings(store=str(store)))
+    plain = Pipeline.from_settings(replace(default_settings(), store=str(store)))
     candidates = plain.analyse(normalize_question(QUESTION)).link_candidates
     entities = {c.term for c in candidates if not c.term.is_literal}
     plain.close()

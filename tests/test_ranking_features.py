@@ -4,20 +4,35 @@ answer forms against the question's cues."""
 
 from __future__ import annotations
 
-from coqa.mentions.cues import content_mask, looks_like_date, looks_like_person, looks_like_place
 from coqa.kb.names import Term
-from coqa.linking.linker import LinkedNode
-from coqa.querygen.candidate import Candidate
 from coqa.kb.surfaces import matching_name
+from coqa.linking.linker import LinkedNode
+from coqa.mentions.cues import (
+    content_mask,
+    looks_like_date,
+    looks_like_person,
+    looks_like_place,
+    question_cues,
+)
+from coqa.querygen.candidate import Candidate
 from coqa.ranking.answer_features import answer_form_features, stated_features
 from coqa.ranking.associations import PredicateAssociations
-from coqa.ranking.features import _asked_of_earlier_node, _de_after_nodes, _explanation_features
+from coqa.ranking.features import (
+    _asked_of_earlier_node,
+    _de_after_nodes,
+    _explanation_features,
+)
 from coqa.ranking.keys import directed, name_piece_key, name_pieces, pair_key, shape_key
 from coqa.ranking.name_features import name_neighbour_scores, name_overlap
 from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.wording import grams, remove_spans
-from coqa.shapes import CHAIN_OUT_OUT, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN, STAR_IN_IN
-from coqa.mentions.cues import question_cues
+from coqa.shapes import (
+    CHAIN_OUT_OUT,
+    ONE_HOP_OUT,
+    ONE_HOP_OUT_CHECKED,
+    ONE_HOP_OUT_CHECKED_IN,
+    STAR_IN_IN,
+)
 from coqa.training import gold_terms
 
 QUESTION = "无名之辈的导演的出生地在哪里？"

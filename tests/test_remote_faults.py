@@ -17,14 +17,14 @@ from typing import Callable, Iterator
 
 import pytest
 
-from coqa.kb import STORE_SUBDIR
 from coqa.cli.main import main
-from coqa.kb.base import KBError
-from coqa.kb.demo import DEMO_DIR
+from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.gstore import GStore
-from coqa.kb.names import NAME_BASE
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
+from coqa.kb.base import KBError
+from coqa.kb.demo import DEMO_DIR
+from coqa.kb.names import NAME_BASE
 
 QUERY = "select ?x ?y where { ?x <作者> ?y }"
 TIMEOUT = 1.5

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from conftest import CountingStore
 
 from coqa.config import load_settings
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
@@ -14,8 +15,6 @@ from coqa.kb.base import KnowledgeBase, QueryResult
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.pipeline import Pipeline
-
-from conftest import CountingStore
 
 EDGES = "SELECT ?s ?p ?o WHERE { ?s ?p ?o . } LIMIT {n}"
 

@@ -12,20 +12,30 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-
 from conftest import BENCH_DIR
+
 from coqa.dataset import read_ccks
 from coqa.gold import parse_query
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.gstore import GStore
-from coqa.kb.base import KnowledgeBase
-from coqa.testing.gstore_server import GStoreServer
-from coqa.kb.names import Term
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
-from coqa.resources import QUERIES_DIR
-from coqa.shapes import CHAIN, DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, EXPAND_IN, EXPAND_OUT, IN_DEGREE, TYPED, shapes_of
+from coqa.kb.base import KnowledgeBase
+from coqa.kb.names import Term
 from coqa.querygen.templates import load_templates
+from coqa.resources import QUERIES_DIR
+from coqa.shapes import (
+    CHAIN,
+    DISCOVER_IN,
+    DISCOVER_OUT,
+    ENTITY_DEGREE,
+    EXPAND_IN,
+    EXPAND_OUT,
+    IN_DEGREE,
+    TYPED,
+    shapes_of,
+)
+from coqa.testing.gstore_server import GStoreServer
 
 GENERATION_ENTITIES = 40  # gold entities of the first dev questions whose neighbourhoods are queried
 DEGREE_LIMIT = 5  # a cap most of those entities exceed, so the capped degree count is compared where it cuts

@@ -21,15 +21,15 @@ import requests
 
 pytest.importorskip("fastapi", reason="coqa serve needs the serve extra: pip install -e '.[serve]'")
 
+from conftest import BENCH_DIR  # noqa: E402
+
 from coqa.dataset import read_ccks  # noqa: E402
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR  # noqa: E402
 from coqa.kb.demo import DEMO_QUESTIONS  # noqa: E402
-from coqa.testing.oxigraph_server import serve_store_copy  # noqa: E402
 from coqa.pipeline import MAX_QUESTION_LENGTH  # noqa: E402
-from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 from coqa.serve.schemas import MAX_BATCH  # noqa: E402
-
-from conftest import BENCH_DIR  # noqa: E402
+from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
+from coqa.testing.oxigraph_server import serve_store_copy  # noqa: E402
 
 TIMEOUT = 60
 SPARQL_SECONDS = 2

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from coqa.config import ConfigError
-from coqa.querygen.coverage import expressing_template
+from coqa.querygen.templates import TemplateError
 from coqa.evaluation.categories import query_shape
 from coqa.kb.names import Term
+from coqa.querygen.coverage import expressing_template
+from coqa.querygen.templates import load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES, SHAPES_BY_NAME, Shape, template_names
-from coqa.querygen.templates import load_templates
 
 TEMPLATES = load_templates(QUERIES_DIR)
 
@@ -30,13 +30,13 @@ def _copy_templates(tmp_path: Path) -> Path:
 
 def test_a_template_without_a_registry_entry_is_refused(tmp_path: Path) -> None:
     (_copy_templates(tmp_path) / "chain_in_in.rq").write_text("SELECT ?x WHERE { ?y {{p1}} {{e}} . ?x {{p2}} ?y . }")
-    with pytest.raises(ConfigError, match="not registered chain_in_in"):
+    with pytest.raises(TemplateError, match="not registered chain_in_in"):
         load_templates(tmp_path)
 
 
 def test_a_registered_shape_without_its_template_is_refused(tmp_path: Path) -> None:
     (_copy_templates(tmp_path) / "star3_in.rq").unlink()
-    with pytest.raises(ConfigError, match="missing star3_in"):
+    with pytest.raises(TemplateError, match="missing star3_in"):
         load_templates(tmp_path)
 
 

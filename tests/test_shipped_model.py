@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from conftest import BENCH_DIR
 
 from coqa.dataset import read_ccks
 from coqa.mentions.detection import normalize_question
 from coqa.resources import DEFAULT_MODEL
-
-from conftest import BENCH_DIR
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from conftest import BENCH_DIR, WRITER
+
+from coqa.cli.main import main
 from coqa.testing.gstore_server import GStoreServer
 from coqa.testing.local_process import free_port
-from coqa.cli.main import main
 
 TWO_COLUMNS = (
     "select ?x ?a where { ?x <类型> <虚构长篇小说> . ?x <出版社> <青石出版社> optional { ?x <别名> ?a } } order by ?x"

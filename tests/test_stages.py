@@ -13,12 +13,18 @@ from pathlib import Path
 import pytest
 
 from coqa.boosting import BoostedScorer, FeatureMismatch, feature_matrix, fit_scorer
-from coqa.config import BoosterSettings, ConfigError, Settings
+from coqa.config import ConfigError, Settings, default_settings
 from coqa.dataset import read_ccks
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.names import Term
-from coqa.linking.linker import LINK_FEATURES, EntityLinker, LinkCandidate, LinkedNode, best_links
 from coqa.kb.surfaces import base_name, qualifier
+from coqa.linking.linker import (
+    LINK_FEATURES,
+    EntityLinker,
+    LinkCandidate,
+    LinkedNode,
+    best_links,
+)
 from coqa.mentions.detection import Mention, normalize_question
 from coqa.model import META_FILE, ModelError, TrainedModel
 from coqa.pipeline import Pipeline
@@ -33,7 +39,7 @@ STAR = Term.entity("周星驰")
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(store=str(ensure_demo_store(tmp_path_factory.mktemp("cache"))))
+    return replace(default_settings(), store=str(ensure_demo_store(tmp_path_factory.mktemp("cache"))))
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +148,7 @@ def test_graded_labels_train_both_objectives(objective: str) -> None:
     # Each question: a wrong term (x=0), a gold value (x=1), a gold entity (x=2).
     rows = [{"x": float(x)} for _ in range(40) for x in (0, 1, 2)]
     labels = [0, 1, 2] * 40
-    scorer = fit_scorer(rows, labels, [3] * 40, ["x"], BoosterSettings(objective, rounds=20, min_data_in_leaf=1), seed=0)
+    scorer = fit_scorer(rows, labels, [3] * 40, ["x"], replace(default_settings().training.linker, objective=objective, rounds=20, min_data_in_leaf=1), seed=0)
     wrong, value, entity = scorer.score([{"x": 0.0}, {"x": 1.0}, {"x": 2.0}])
     assert wrong < value and wrong < entity
     if objective == "lambdarank":  # the pointwise model reads both positive grades as right
@@ -153,7 +159,7 @@ def test_graded_labels_train_both_objectives(objective: str) -> None:
 def test_a_bagged_scorer_scores_with_the_mean_of_its_members_and_saves_each(objective: str, tmp_path: Path) -> None:
     rows = [{"x": float(x), "y": float((x * 7 + q) % 5)} for q in range(60) for x in (0, 1, 2)]
     labels = [0, 1, 2] * 60
-    settings = BoosterSettings(objective, rounds=20, min_data_in_leaf=1, bags=3, bag_fraction=0.5)
+    settings = replace(default_settings().training.linker, objective=objective, rounds=20, min_data_in_leaf=1, bags=3, bag_fraction=0.5)
     bagged = fit_scorer(rows, labels, [3] * 60, ["x", "y"], settings, seed=4)
     assert [booster.params["seed"] for booster in bagged.boosters] == [12, 13, 14]
     assert bagged.save(tmp_path / "ranker.txt") == ["ranker.txt", "ranker.1.txt", "ranker.2.txt"]
@@ -170,9 +176,9 @@ def test_a_bagged_scorer_scores_with_the_mean_of_its_members_and_saves_each(obje
 
 def test_bags_must_be_positive_and_their_share_a_fraction() -> None:
     with pytest.raises(ConfigError, match="bags must be at least 1"):
-        Settings().with_overrides({"training": {"ranker": {"bags": 0}}}, "test")
+        default_settings().with_overrides({"training": {"ranker": {"bags": 0}}}, "test")
     with pytest.raises(ConfigError, match="bag_fraction in"):
-        Settings().with_overrides({"training": {"ranker": {"bag_fraction": 1.5}}}, "test")
+        default_settings().with_overrides({"training": {"ranker": {"bag_fraction": 1.5}}}, "test")
 
 
 def test_training_records_its_settings_and_learns_the_demo(model_dir: Path, trained: TrainedModel, settings: Settings) -> None:

@@ -15,10 +15,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import synthetic  # noqa: E402
 
+from coqa.kb.backends.oxigraph_store import OxigraphStore  # noqa: E402
 from coqa.kb.loading.formats import parse_mention_line, parse_triple_line  # noqa: E402
 from coqa.kb.loading.loader import load_kb  # noqa: E402
 from coqa.kb.names import sparql_name  # noqa: E402
-from coqa.kb.backends.oxigraph_store import OxigraphStore  # noqa: E402
 
 TRIPLES = 20_000
 MENTIONS = 5_000

@@ -25,7 +25,13 @@ from coqa.evaluation.validate import (
     percentile,
     validate,
 )
-from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
+from coqa.explanation import (
+    Answer,
+    CandidateRecord,
+    Explanation,
+    LinkedTerm,
+    MentionRecord,
+)
 
 BENCH = Path(__file__).parents[1].parent / "shared" / "data" / "pkubase-bench"
 

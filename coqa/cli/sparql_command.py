@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"the query in {source} is not UTF-8 text", 2)
     if not query.strip():
         return fail("the query is empty", 2)
-    kb = open_kb(settings_from_args(args))
+    kb = open_kb(settings_from_args(args).kb_config())
     try:
         result = kb.select(query)
     finally:

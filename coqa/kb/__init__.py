@@ -1,14 +1,15 @@
 """The knowledge-base layer: store backends, the loader and the name codec.
 
-It knows nothing about questions. `open_kb` picks the backend named by the
-settings; everything above talks to the `KnowledgeBase` interface only.
+It knows nothing about questions nor about the application's settings: `open_kb`
+picks the backend a `KBConfig` names; everything above talks to the
+`KnowledgeBase` interface only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from coqa.config import Settings
 from coqa.kb.base import KBError, KnowledgeBase, QueryResult
 from coqa.kb.names import Term
 
@@ -16,10 +17,35 @@ STORE_SUBDIR = "oxigraph"
 INDEX_SUBDIR = "mentions"
 MANIFEST = "manifest.json"
 
-__all__ = ["KBError", "KnowledgeBase", "QueryResult", "Term", "open_kb", "store_directory", "mention_index_directory"]
 
 
-def store_directory(settings: Settings) -> Path:
+@dataclass(frozen=True)
+class KBConfig:
+    """Which knowledge base to open and how to reach it (the application fills
+    it from its settings, `coqa.config.Settings.kb_config`)."""
+
+    backend: str  # oxigraph, sparql or gstore
+    store: str  # oxigraph: a store directory made by `coqa load`; empty: the demo knowledge base
+    endpoint: str  # sparql: the query URL
+    gstore_url: str
+    gstore_db: str
+    gstore_user: str
+    gstore_password: str
+    mention_index: str  # empty: <store>/mentions
+    cache_dir: str  # where the demo knowledge base is loaded on first use
+    timeout: float  # remote backends: seconds per request
+    retries: int
+    retry_backoff: float
+
+    @property
+    def cache_path(self) -> Path:
+        return Path(self.cache_dir).expanduser()
+
+
+__all__ = ["KBConfig", "KBError", "KnowledgeBase", "QueryResult", "Term", "open_kb", "store_directory", "mention_index_directory"]
+
+
+def store_directory(settings: KBConfig) -> Path:
     """The store directory for the oxigraph backend: the configured one, or
     the demo knowledge base in the cache directory, loaded on first use."""
     if settings.store:
@@ -29,7 +55,7 @@ def store_directory(settings: Settings) -> Path:
     return ensure_demo_store(settings.cache_path)
 
 
-def mention_index_directory(settings: Settings) -> Path:
+def mention_index_directory(settings: KBConfig) -> Path:
     """Where the mention index lives: the configured directory, else next to the store."""
     if settings.mention_index:
         return Path(settings.mention_index).expanduser()
@@ -41,7 +67,7 @@ def mention_index_directory(settings: Settings) -> Path:
     return store_directory(settings) / INDEX_SUBDIR
 
 
-def open_kb(settings: Settings) -> KnowledgeBase:
+def open_kb(settings: KBConfig) -> KnowledgeBase:
     """Open the knowledge base the settings name; KBError with a clear message if it cannot be."""
     if settings.backend == "oxigraph":
         from coqa.kb.backends.oxigraph_store import OxigraphStore

@@ -29,7 +29,7 @@ from typing import Iterable, Mapping, Sequence
 from rapidfuzz import fuzz
 
 from coqa.boosting import BoostedScorer
-from coqa.config import LinkingSettings
+from coqa.linking.settings import LinkingSettings
 from coqa.mentions.cues import ASKING_CUES, CUES, content_mask, question_cues
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term

@@ -23,7 +23,7 @@ from collections import defaultdict
 from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence
 
-from coqa.config import QueryGenerationSettings
+from coqa.querygen.settings import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.linking.linker import LinkedNode

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from coqa.config import QueryGenerationSettings
+from coqa.querygen.settings import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase

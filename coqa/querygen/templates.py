@@ -13,9 +13,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from coqa.config import ConfigError
 from coqa.kb.names import Term, sparql_name, sparql_string
 from coqa.shapes import template_names
+
+class TemplateError(ValueError):
+    """Templates that cannot be used: none found, or not those the shape registry names."""
+
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
@@ -60,16 +63,16 @@ def sparql_term(term: Term) -> str:
 
 def load_templates(directory: str | Path) -> dict[str, Template]:
     """All `*.rq` templates of a directory, by file stem, comment lines removed;
-    ConfigError unless they are exactly the templates coqa.shapes registers."""
+    TemplateError unless they are exactly the templates coqa.shapes registers."""
     templates: dict[str, Template] = {}
     for path in sorted(Path(directory).glob("*.rq")):
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
         templates[path.stem] = Template(path.stem, "\n".join(lines).strip())
     if not templates:
-        raise ConfigError(f"no query templates (*.rq) in {directory}: the coqa installation is incomplete; reinstall it")
+        raise TemplateError(f"no query templates (*.rq) in {directory}: the coqa installation is incomplete; reinstall it")
     missing, unregistered = sorted(template_names() - templates.keys()), sorted(templates.keys() - template_names())
     if missing or unregistered:
-        raise ConfigError(
+        raise TemplateError(
             f"query templates in {directory} do not match the shape registry (coqa/shapes.py): "
             f"missing {', '.join(missing) or 'none'}; not registered {', '.join(unregistered) or 'none'}"
         )

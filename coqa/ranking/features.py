@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 from rapidfuzz import fuzz
 
-from coqa.config import RankingSettings
+from coqa.ranking.settings import RankingSettings
 from coqa.kb.surfaces import matching_name
 from coqa.linking.linker import LinkedNode
 from coqa.mentions.cues import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from coqa.config import RankingSettings
+from coqa.ranking.settings import RankingSettings
 from coqa.linking.linker import LinkedNode
 from coqa.mentions.cues import (
     question_cues,

@@ -98,7 +98,7 @@ class QuestionService:
             # As many tasks as processes at once: the pool starts one process per waiting task.
             pending = [service._pool.submit(_describe_in_worker) for _ in range(workers)]
             service._description = [future.result(START_TIMEOUT) for future in pending][0]
-            service._kb = open_kb(settings)
+            service._kb = open_kb(settings.kb_config())
         except BaseException:
             service.close()
             raise
@@ -165,7 +165,7 @@ class QuestionService:
             "workers": self.workers,
         }
         if settings.backend == "oxigraph":
-            description["triples"] = read_manifest(store_directory(settings)).get("triples")
+            description["triples"] = read_manifest(store_directory(settings.kb_config())).get("triples")
         return description
 
     def close(self) -> None:

@@ -83,7 +83,7 @@ def _open_in_child(settings: Settings) -> None:
     global _child_kb
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops this process
     try:
-        _child_kb = open_kb(settings)
+        _child_kb = open_kb(settings.kb_config())
     except KBError as error:
         _child_kb = error
 
