@@ -50,8 +50,10 @@ class BoostedScorer:
             return []
         matrix = self.matrix(rows)
         # One thread: OpenMP threads cost far more than they save on the small batches of one question.
-        raw = sum(booster.predict(matrix, num_threads=1, raw_score=self.objective == "lambdarank") for booster in self.boosters)
-        mean = np.asarray(raw) / len(self.boosters)
+        raw = np.zeros(len(rows))
+        for booster in self.boosters:
+            raw = raw + np.asarray(booster.predict(matrix, num_threads=1, raw_score=self.objective == "lambdarank"))
+        mean = raw / len(self.boosters)
         if self.objective == "lambdarank":
             return [1.0 / (1.0 + math.exp(-value)) for value in mean]
         return [float(value) for value in mean]

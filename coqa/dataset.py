@@ -124,6 +124,7 @@ def _gold_question(block: list[tuple[int, str]], path: Path, number: int) -> Gol
     if not rest:
         raise DatasetError(f"{path}:{start}: a question block needs a question and a SPARQL line")
     lines = [line for _, line in rest]
+    answers: tuple[str, ...]
     if len(lines) == 1:
         sparql, answers = lines[0], ()
     else:

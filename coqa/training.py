@@ -231,7 +231,7 @@ class Trainer:
             if held_out.any() and (~held_out).any():
                 kept_groups = [len(e.link_candidates) for e in examples if e.link_candidates and e.fold != fold]
                 fold_scorers = self._fit_linker(
-                    [r for r, h in zip(rows, held_out) if not h], [l for l, h in zip(labels, held_out) if not h], kept_groups
+                    [r for r, h in zip(rows, held_out) if not h], [label for label, h in zip(labels, held_out) if not h], kept_groups
                 )  # fmt: skip
                 held_rows = [r for r, h in zip(rows, held_out) if h]
                 scores[held_out] = fold_scorers[0].score(held_rows)
@@ -306,8 +306,8 @@ class Trainer:
         A mention spanning its whole question is not counted: it says nothing
         about which part of a question is the key phrase, and the table over
         all ships in the model, which must not hold a training question verbatim."""
-        linked_by_fold = [Counter() for _ in range(self.folds)]
-        seen_by_fold = [Counter() for _ in range(self.folds)]
+        linked_by_fold: list[Counter[str]] = [Counter() for _ in range(self.folds)]
+        seen_by_fold: list[Counter[str]] = [Counter() for _ in range(self.folds)]
         for example in examples:
             within = [m for m in example.mentions if (m.start, m.end) != (0, len(example.text))]
             for surface in {m.surface for m in within}:
@@ -349,7 +349,7 @@ class Trainer:
         all) and their gold predicates (`coqa.ranking.paraphrase`); Nones without."""
         if not self.settings.ranking.name_associations:
             return [None] * (self.folds + 1)
-        pairs = []
+        pairs: list[tuple[int, str, str]] = []
         for example in examples:
             spans = [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)]
             wording = remove_spans(example.text, spans)

@@ -24,6 +24,7 @@ from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
 from coqa.kb.loading.export import GSTORE, NTRIPLES, export_kb, render_triple
 from coqa.kb.loading.formats import Triple
 from coqa.kb.loading.loader import load_kb
+from coqa.kb.loading.report import LoadReport
 from coqa.kb.names import Term, name_to_iri
 from coqa.testing.gstore_server import GStoreServer, gstore_available, serve_gstore
 from coqa.testing.oxigraph_server import serve_store_copy
@@ -32,6 +33,8 @@ from coqa.testing.virtuoso_server import serve_virtuoso, virtuoso_available
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = REPO_ROOT.parent / "shared" / "data" / "pkubase-bench"
 GSTORE_TOOLS = REPO_ROOT.parent / "shared" / "tools" / "gstore-1.2"
+# Tests of code that reads the shared pkubase-bench files: skipped, saying why, when they are absent.
+needs_bench = pytest.mark.skipif(not BENCH_DIR.is_dir(), reason=f"the pkubase-bench data set is not at {BENCH_DIR}")
 VIRTUOSO_SCRIPT = REPO_ROOT.parent / "shared" / "tools" / "virtuoso" / "start-virtuoso.sh"
 SERVER_START_TIMEOUT = 30.0
 
@@ -281,3 +284,21 @@ def _handler(
             """Silent: pytest output stays readable."""
 
     return Handler
+
+
+# Helpers of the loading tests (unit and integration).
+def write(directory: Path, name: str, content: str | bytes) -> Path:
+    path = directory / name
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return path
+
+
+def rejects_rows(path: Path) -> list[list[str]]:
+    lines = path.read_bytes().decode("utf-8").split("\n")  # raw lines may hold a "\r"
+    assert lines[0] == "file\tline\treason\traw"
+    return [line.split("\t", 3) for line in lines[1:] if line]
+
+
+def assert_counts_add_up(report: LoadReport) -> None:
+    for file in [*report.files, report.total]:
+        assert file.lines == file.loaded + file.repaired + file.rejected + file.blank, file

@@ -145,7 +145,7 @@ class MentionIndexBuilder:
         under `surfaces[i]`; surfaces that normalize to nothing are skipped."""
         keys = index_keys(surfaces)
         shown = map(_stored_target, keys, _encode_each(targets))
-        entries = map(b"".join, zip(keys, repeat(SEPARATOR), heads, shown))
+        entries: Iterable[bytes] = map(b"".join, zip(keys, repeat(SEPARATOR), heads, shown))
         if b"" in keys:
             entries = (entry for entry in entries if entry[0] != SEPARATOR[0])
         if not self._base_segments:

@@ -161,8 +161,8 @@ def to_gstore_sparql(query: str) -> str:
 def _rewrite_for_gstore(content: str) -> str:
     if content.startswith(_W3C):
         return f"<{content}>"
-    name = iri_to_name(content) if content.startswith(NAME_BASE) else content
-    return f"<{name_to_gstore(name)}>"
+    name = iri_to_name(content)
+    return f"<{name_to_gstore(content if name is None else name)}>"
 
 
 def to_standard_sparql(query: str) -> str:

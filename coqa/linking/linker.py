@@ -221,18 +221,18 @@ class EntityLinker:
                 for (count,) in self.kb.select(self.templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_COUNTED})).rows:
                     if count is not None:
                         degrees[entity] = float(count.value)
-            for entity, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
-                if entity is not None and type_term is not None:
-                    types[entity].add(base_name(type_term.value))
+            for typed, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
+                if typed is not None and type_term is not None:
+                    types[typed].add(base_name(type_term.value))
             hubs = {entity for entity in entities if degrees.get(entity, 0.0) >= DEGREE_COUNTED}
             hubs |= self._arriving_hubs([entity for entity in entities if entity not in hubs])
             for entity in sorted(hubs):
                 around[entity].update(*self._predicates_counted_around(entity))
             others = [entity for entity in entities if entity not in hubs]
             rows = self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": others})).rows if others else []
-            for entity, predicate in rows:
-                if entity is not None and predicate is not None:
-                    around[entity].update(predicate.value)
+            for subject, predicate in rows:
+                if subject is not None and predicate is not None:
+                    around[subject].update(predicate.value)
         log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
         most_by_mention = _most_per_mention(candidates, log_degrees)
         mask = content_mask(text)

@@ -90,16 +90,16 @@ def detect_mentions(
             kinds = frozenset(entry.kind for entry in match.entries)
             found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, kinds)
     for start in range(len(text)):
-        match = index.completions(text, start, MIN_PREFIX_LENGTH, MAX_COMPLETIONS)
-        if match and not any(s <= match.start and match.end <= e for s, e in found):
-            found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, frozenset({"prefix"}))
+        prefix = index.completions(text, start, MIN_PREFIX_LENGTH, MAX_COMPLETIONS)
+        if prefix and not any(s <= prefix.start and prefix.end <= e for s, e in found):
+            found[(prefix.start, prefix.end)] = Mention(prefix.start, prefix.end, prefix.surface, prefix.entries, frozenset({"prefix"}))
     for end in range(len(text), 0, -1):
-        match = index.suffix_completions(text, end, MIN_SUFFIX_LENGTH, MAX_COMPLETIONS)
-        if match and not any(s <= match.start and match.end <= e for s, e in found):
-            found[(match.start, match.end)] = Mention(match.start, match.end, match.surface, match.entries, frozenset({"suffix"}))
-    for mention in fuzzy_mentions(text, index):
-        if (mention.start, mention.end) not in found:
-            found[(mention.start, mention.end)] = mention
+        suffix = index.suffix_completions(text, end, MIN_SUFFIX_LENGTH, MAX_COMPLETIONS)
+        if suffix and not any(s <= suffix.start and suffix.end <= e for s, e in found):
+            found[(suffix.start, suffix.end)] = Mention(suffix.start, suffix.end, suffix.surface, suffix.entries, frozenset({"suffix"}))
+    for fuzzy in fuzzy_mentions(text, index):
+        if (fuzzy.start, fuzzy.end) not in found:
+            found[(fuzzy.start, fuzzy.end)] = fuzzy
     tagged = [(span, "quote") for span in quoted_spans(text)]
     if extra_spans is not None:
         tagged += [(span, "ner") for span in extra_spans(text)]

@@ -52,7 +52,7 @@ def reading(char: str) -> str:
     when it is not Chinese (digits and letters must match as written)."""
     from pypinyin import Style, pinyin  # loads its dictionary (0.7 s): only for models that use readings
 
-    readings = pinyin(char, style=Style.NORMAL, errors=lambda text: [text])
+    readings = pinyin(char, style=Style.NORMAL, errors=lambda text: [text])  # type: ignore[arg-type,return-value]  # pypinyin takes a list-returning callable
     return readings[0][0] if readings and readings[0] else char
 
 

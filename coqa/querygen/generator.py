@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import combinations, permutations
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence, cast
 
 from coqa.querygen.settings import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
@@ -140,8 +140,8 @@ class QueryGenerator:
                 cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len(firsts)))
             if not fetched:
                 continue
-            paths = self._chain_paths(shape, node.term, fetched, set(kept))
-            for (p1, p2), answers in sorted(paths.items(), key=lambda path: path[0]):
+            path_answers = self._chain_paths(shape, node.term, fetched, set(kept))
+            for (p1, p2), answers in sorted(path_answers.items(), key=lambda path: path[0]):
                 bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
                 yield Candidate(shape, bindings, (node,), (p1, p2), sorted_terms(answers))
 
@@ -165,7 +165,7 @@ class QueryGenerator:
         only when they add up to less."""
         pair_paths: dict[tuple[str, str], int] = {}
         limit = walked or self.limits.chain_middle_edges + 1
-        for p1, p2, count in self.reader.select_by_predicate(shape.discovery, node, firsts, limit=limit):
+        for p1, p2, count in self.reader.select_by_predicate(cast(str, shape.discovery), node, firsts, limit=limit):
             if p1 is not None and p2 is not None and count is not None:
                 pair_paths[(p1.value, p2.value)] = int(count.value)
         return pair_paths
@@ -175,7 +175,7 @@ class QueryGenerator:
     ) -> dict[tuple[str, str], set[Term]]:
         """The answers of the `wanted` predicate pairs, fetched for their first hops `firsts`."""
         paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-        for p1, p2, answer in self.reader.select_by_predicate(shape.fetch, node, firsts):
+        for p1, p2, answer in self.reader.select_by_predicate(cast(str, shape.fetch), node, firsts):
             if p1 is not None and p2 is not None and answer is not None and answer != node:
                 if (p1.value, p2.value) in wanted:
                     paths[(p1.value, p2.value)].add(answer)
@@ -216,11 +216,11 @@ class QueryGenerator:
             predicates = list(hood.out_counts if shape.outward else hood.in_counts)
             if not predicates:
                 continue
-            rows = self.reader.select_by_predicate(shape.discovery, node.term, predicates, t=type_node.term)
+            rows = self.reader.select_by_predicate(cast(str, shape.discovery), node.term, predicates, t=type_node.term)
             typed: dict[str, set[Term]] = defaultdict(set)
-            for predicate, answer in rows:
-                if predicate is not None and answer is not None:
-                    typed[predicate.value].add(answer)
+            for row_predicate, answer in rows:
+                if row_predicate is not None and answer is not None:
+                    typed[row_predicate.value].add(answer)
             for predicate in [p for p in predicates if p in typed]:
                 bindings = {"e": node.term, "p": Term.entity(predicate), "t": type_node.term}
                 yield Candidate(shape, bindings, (node, type_node), (predicate, TYPE_PREDICATE), sorted_terms(typed[predicate]))

@@ -104,7 +104,7 @@ class NeighbourhoodReader:
             (False, in_counts, EXPAND_IN, hood.inward, hood.in_counts),
         ):
             direction = "out" if outward else "in"
-            chosen = most_relevant(counts, lambda p, o=outward: hood.relevance(p, o), self.limits.predicates_per_direction)
+            chosen = most_relevant(counts, lambda p: hood.relevance(p, outward), self.limits.predicates_per_direction)  # noqa: B023 (called at once)
             if len(chosen) < len(counts):
                 cuts.append(CapCut("predicates_per_direction", f"{node.term} {direction}", len(chosen), len(counts)))
             kept.update((p, counts[p]) for p in chosen)

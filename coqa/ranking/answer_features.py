@@ -19,6 +19,8 @@ from coqa.mentions.cues import (
     looks_numeric,
 )  # fmt: skip
 from coqa.querygen.candidate import Candidate
+from coqa.ranking.context import QuestionContext
+from coqa.ranking.neighbours import PredicateNeighbours
 
 ANSWER_FEATURES = (
     "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
@@ -47,8 +49,6 @@ def answer_features(candidate: Candidate, cues: Mapping[str, float]) -> dict[str
 ANSWER_FORM_FEATURES = (
     "a_date", "a_place", "a_person", "a_when_date", "a_where_place", "a_who_person", "a_plural_many", "a_singular_one",
 )  # fmt: skip
-from coqa.ranking.context import QuestionContext
-from coqa.ranking.neighbours import PredicateNeighbours
 
 
 @lru_cache(maxsize=1 << 17)

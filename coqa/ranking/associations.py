@@ -8,7 +8,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from coqa.ranking.keys import name_piece_key, name_pieces
 
@@ -36,10 +36,10 @@ class PredicateAssociations:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, object], smoothing: float) -> "PredicateAssociations":
-        pairs = defaultdict(Counter, {gram: Counter(counts) for gram, counts in data["pair_counts"].items()})  # type: ignore[union-attr]
+    def from_json(cls, data: Mapping[str, Any], smoothing: float) -> "PredicateAssociations":
+        pairs = defaultdict(Counter, {gram: Counter(counts) for gram, counts in data["pair_counts"].items()})
         return cls(
-            smoothing, pairs, Counter(data["gram_counts"]), Counter(data["predicate_counts"]), int(data["questions"])  # type: ignore[arg-type]
+            smoothing, pairs, Counter(data["gram_counts"]), Counter(data["predicate_counts"]), int(data["questions"])
         )
 
     def add(self, question_grams: set[str], predicates: Iterable[str]) -> None:

@@ -17,7 +17,6 @@ from typing import Mapping, Sequence
 
 from rapidfuzz import fuzz
 
-from coqa.ranking.settings import RankingSettings
 from coqa.kb.surfaces import matching_name
 from coqa.linking.linker import LinkedNode
 from coqa.mentions.cues import (
@@ -25,13 +24,37 @@ from coqa.mentions.cues import (
     content_mask,
 )  # fmt: skip
 from coqa.querygen.candidate import Candidate
-from coqa.ranking.keys import directed, pair_key, shape_key
-from coqa.ranking.paraphrase import PredicateParaphrases
-from coqa.ranking.wording import bigrams, grams, remove_spans
-from coqa.shapes import FACT_CHECKED, SHAPES, shape_features
 
 # A question bigram explains a predicate when it meant that predicate in at
 # least this share of the training questions it occurred in (smoothed).
+from coqa.ranking.answer_features import (
+    ANSWER_FEATURES,
+    ANSWER_FORM_FEATURES,
+    SHAPE_NEIGHBOUR_FEATURES,
+    STATED_FEATURES,
+    answer_features,
+    answer_form_features,
+    shape_neighbour_features,
+    stated_features,
+)  # fmt: skip
+from coqa.ranking.associations import GramAssociations, PredicateAssociations
+from coqa.ranking.context import QuestionContext, path_predicates, shared_value
+from coqa.ranking.keys import directed, pair_key, shape_key
+from coqa.ranking.name_features import (
+    NAME_ASSOCIATION_FEATURES,
+    NAME_NEIGHBOUR_FEATURES,
+    NAME_RELATIVE_FEATURES,
+    PARAPHRASE_FEATURES,
+    name_association_features,
+    name_neighbour_features,
+    paraphrase_features,
+)  # fmt: skip
+from coqa.ranking.neighbours import PredicateNeighbours
+from coqa.ranking.paraphrase import PredicateParaphrases
+from coqa.ranking.settings import RankingSettings
+from coqa.ranking.wording import bigrams, grams, remove_spans
+from coqa.shapes import FACT_CHECKED, SHAPES, shape_features
+
 EXPLAINING_ASSOCIATION = 0.2
 
 
@@ -249,28 +272,6 @@ RELATIVE_FEATURES = (
     "p_fuzzy_max", "p_prior_max", "coverage", "a_log_count", "p_neighbour_max_max", "p_neighbour_top3_max",
     "x_explained", "x_explained_min", "x_pair_assoc",
 )  # fmt: skip
-from coqa.ranking.answer_features import (
-    ANSWER_FEATURES,
-    ANSWER_FORM_FEATURES,
-    SHAPE_NEIGHBOUR_FEATURES,
-    STATED_FEATURES,
-    answer_features,
-    answer_form_features,
-    shape_neighbour_features,
-    stated_features,
-)  # fmt: skip
-from coqa.ranking.associations import GramAssociations, PredicateAssociations
-from coqa.ranking.context import QuestionContext, path_predicates, shared_value
-from coqa.ranking.name_features import (
-    NAME_ASSOCIATION_FEATURES,
-    NAME_NEIGHBOUR_FEATURES,
-    NAME_RELATIVE_FEATURES,
-    PARAPHRASE_FEATURES,
-    name_association_features,
-    name_neighbour_features,
-    paraphrase_features,
-)  # fmt: skip
-from coqa.ranking.neighbours import PredicateNeighbours
 
 
 def add_relative_features(rows: Sequence[dict[str, float]], settings: RankingSettings) -> None:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coqa.boosting import BoostedScorer
-from coqa.ranking.settings import RankingSettings
 from coqa.ranking.associations import PredicateAssociations
 from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
+from coqa.ranking.settings import RankingSettings
 
 ASSOCIATIONS_FILE = "associations.json"
 

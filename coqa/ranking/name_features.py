@@ -9,6 +9,8 @@ from typing import Sequence
 
 from coqa.kb.surfaces import matching_name, name_characters
 from coqa.querygen.candidate import Candidate
+from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.context import QuestionContext, path_predicates
 from coqa.ranking.paraphrase import PredicateParaphrases
 
 NAME_ASSOCIATION_FEATURES = ("p_name_assoc_max", "p_name_assoc_min", "p_name_assoc_last")
@@ -18,8 +20,6 @@ NAME_ASSOCIATION_FEATURES = ("p_name_assoc_max", "p_name_assoc_min", "p_name_ass
 NAME_RELATIVE_FEATURES = (
     "p_name_assoc_max", "p_name_neighbour_best", "p_name_neighbour_vote", "p_paraphrase_name", "p_paraphrase_wording",
 )  # fmt: skip
-from coqa.ranking.associations import PredicateAssociations
-from coqa.ranking.context import QuestionContext, path_predicates
 
 
 def name_association_features(

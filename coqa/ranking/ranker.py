@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from coqa.ranking.settings import RankingSettings
 from coqa.linking.linker import LinkedNode
 from coqa.mentions.cues import (
     question_cues,
@@ -14,6 +13,7 @@ from coqa.querygen.candidate import Candidate
 from coqa.ranking.context import QuestionContext
 from coqa.ranking.features import add_relative_features, candidate_features
 from coqa.ranking.model import RankerModel
+from coqa.ranking.settings import RankingSettings
 from coqa.ranking.wording import remove_spans
 
 # The name-neighbour features (`name_neighbour_scores`) look at this many of

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Iterable
 
 
-
 def grams(text: str) -> set[str]:
     """Character 1-, 2- and 3-grams of a text (its "words" for association counts)."""
     return {text[i : i + n] for n in (1, 2, 3) for i in range(len(text) - n + 1)}

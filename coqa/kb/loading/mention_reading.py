@@ -53,7 +53,7 @@ class MentionFileReader(LineReader):
             rows.pop()  # the empty match after the final "\n"
         if not rows:
             return
-        mentions, entities, ranks, others = zip(*rows)
+        mentions, entities, ranks, others = (list(column) for column in zip(*rows))
         irregular = [number for number, mention in enumerate(mentions) if not mention]
         if irregular:
             entities, ranks = list(compress(entities, mentions)), list(compress(ranks, mentions))

@@ -58,10 +58,10 @@ def find_sources(sources: Sequence[str | Path], kb_format: str | None = None) ->
             for file, kind in matched:
                 found.setdefault(file, kind)
         elif path.is_file():
-            kind = _kind(path, kb_format)
-            if kind is None:
+            file_kind = _kind(path, kb_format)
+            if file_kind is None:
                 raise KBError(f"cannot tell what {path} holds from its name or content: expected {_expected()}")
-            found.setdefault(path, kind)
+            found.setdefault(path, file_kind)
         else:
             raise KBError(f"no such file or directory: {path}")
     if not found:

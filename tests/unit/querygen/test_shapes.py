@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from coqa.querygen.templates import TemplateError
 from coqa.evaluation.categories import query_shape
 from coqa.kb.names import Term
 from coqa.querygen.coverage import expressing_template
-from coqa.querygen.templates import load_templates
+from coqa.querygen.templates import TemplateError, load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES, SHAPES_BY_NAME, Shape, template_names
 

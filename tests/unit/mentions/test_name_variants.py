@@ -29,8 +29,8 @@ def index(tmp_path: Path) -> MentionIndex:
     return MentionIndex.open(tmp_path)
 
 
-def _variants(text: str, index: MentionIndex, known: list[tuple[int, int]] = []) -> dict[str, tuple[list[str], list[str]]]:
-    found = NameVariants.build(index).mentions(normalize_question(text), known)
+def _variants(text: str, index: MentionIndex, known: tuple[tuple[int, int], ...] = ()) -> dict[str, tuple[list[str], list[str]]]:
+    found = NameVariants.build(index).mentions(normalize_question(text), list(known))
     return {m.surface: (sorted({e.target for e in m.entries}), sorted(m.sources)) for m in found}
 
 

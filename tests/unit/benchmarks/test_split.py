@@ -8,7 +8,7 @@ from pathlib import Path
 
 from coqa.dataset import read_gold_questions
 
-SPLIT = Path(__file__).resolve().parents[1] / "benchmarks" / "split.py"
+SPLIT = Path(__file__).resolve().parents[3] / "benchmarks" / "split.py"
 
 CCKS = "".join(
     f"q{n}:问题{n}是什么？\nselect ?x where {{ <实体{n}> <属性> ?x . }}\n\"值{n}\"\n\n" for n in range(1, 6)

@@ -33,7 +33,7 @@ from coqa.explanation import (
     MentionRecord,
 )
 
-BENCH = Path(__file__).parents[1].parent / "shared" / "data" / "pkubase-bench"
+BENCH = Path(__file__).parents[3].parent / "shared" / "data" / "pkubase-bench"
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import synthetic  # noqa: E402
 
@@ -96,7 +96,7 @@ def test_loader_loads_the_files_and_one_hop_queries_answer(files: Path, tmp_path
     kb.close()
 
 
-BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "pkubase-bench"
+BENCH = Path(__file__).resolve().parents[3] / "shared" / "data" / "pkubase-bench"
 
 
 @pytest.fixture(scope="module")

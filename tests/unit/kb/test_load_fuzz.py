@@ -16,6 +16,7 @@ from typing import Callable
 
 import pyoxigraph as ox
 import pytest
+from conftest import rejects_rows
 
 import coqa.kb.loading.line_reading as line_reading_module
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
@@ -29,7 +30,6 @@ from coqa.kb.loading.formats import (
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MENTION, MentionIndex
 from coqa.kb.names import Term, canonical_name, iri_to_name
-from tests.test_loader import rejects_rows
 
 LOADED, REPAIRED, REJECTED, BLANK = "loaded", "repaired", "rejected", "blank"
 _PLAIN = "李白杜甫诗人唐朝北京上海电影演员abcXYZ019·_（）-"

@@ -47,7 +47,7 @@ def test_cuts_a_word_looks_at_both_ends_of_the_span() -> None:
     assert not cuts_a_word("5a景区", 0, 2)
 
 
-TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench" / "train.txt"
+TRAIN = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pkubase-bench" / "train.txt"
 
 
 @pytest.mark.skipif(not TRAIN.exists(), reason="pkubase-bench not beside the repository")

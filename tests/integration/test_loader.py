@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
+from conftest import assert_counts_add_up, rejects_rows, write
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tqdm import tqdm
@@ -37,19 +38,12 @@ from coqa.kb.loading.triple_reading import REGULAR_RUN
 from coqa.kb.mention_index import MENTION, MentionIndex
 from coqa.kb.names import Term, canonical_name, sparql_name
 
-BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench"
+BENCH_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "pkubase-bench"
 TYPED_LITERAL = '87"^^<http://www.w3.org/2001/XMLSchema#float>'
 
 
-def write(directory: Path, name: str, content: str | bytes) -> Path:
-    path = directory / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
 
 
-def assert_counts_add_up(report: LoadReport) -> None:
-    for file in [*report.files, report.total]:
-        assert file.lines == file.loaded + file.repaired + file.rejected + file.blank, file
 
 
 def objects(store_dir: Path, subject: str, predicate: str) -> list[str]:
@@ -61,10 +55,6 @@ def objects(store_dir: Path, subject: str, predicate: str) -> list[str]:
         store.close()
 
 
-def rejects_rows(path: Path) -> list[list[str]]:
-    lines = path.read_bytes().decode("utf-8").split("\n")  # raw lines may hold a "\r"
-    assert lines[0] == "file\tline\treason\traw"
-    return [line.split("\t", 3) for line in lines[1:] if line]
 
 
 def load_one(tmp_path: Path, content: str | bytes, name: str = "pkubase-triples.txt") -> LoadReport:

@@ -43,7 +43,7 @@ from coqa.ranking.paraphrase import PARAPHRASES_FILE
 from coqa.resources import QUERIES_DIR
 from coqa.training import nlpcc_training_settings
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 NLPCC_DIR = REPO_ROOT.parent / "shared" / "data" / "nlpcc-kbqa"
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 

@@ -6,10 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import bench_scale  # noqa: E402
 import synthetic  # noqa: E402
+from conftest import needs_bench
+
+pytestmark = needs_bench
 
 DISTRACTOR_FILES = (synthetic.DISTRACTOR_TRIPLES_FILE, synthetic.DISTRACTOR_MENTIONS_FILE)
 

@@ -25,7 +25,7 @@ from coqa.querygen.relevance import most_relevant, node_relevance
 from coqa.querygen.templates import load_templates
 from coqa.resources import QUERIES_DIR
 
-TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pkubase-bench" / "train.txt"
+TRAIN = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "pkubase-bench" / "train.txt"
 TEMPLATES = load_templates(QUERIES_DIR)
 
 

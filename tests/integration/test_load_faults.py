@@ -12,6 +12,7 @@ from pathlib import Path
 import marisa_trie
 import pyoxigraph as ox
 import pytest
+from conftest import assert_counts_add_up, rejects_rows, write
 
 import coqa.kb.loading.line_reading as line_reading_module
 from coqa.cli.main import main
@@ -25,7 +26,6 @@ from coqa.kb.loading.rejects import REJECTS_FILE, RejectsCounter
 from coqa.kb.loading.store_dir import store_pieces
 from coqa.kb.loading.triple_reading import TripleFileReader
 from coqa.kb.mention_index import MENTION, IndexEntry, MentionIndex
-from tests.test_loader import assert_counts_add_up, rejects_rows, write
 
 HUGE_RANK = "1" * 4_301  # more digits than Python's int() takes from a string
 REGULAR = "".join(f"提及{i}\t实体{i}\t{i % 7}\n" for i in range(400))

@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import bench_hub  # noqa: E402
+from conftest import needs_bench
+
+pytestmark = needs_bench
 
 
 def _bench(directory: Path) -> Path:
