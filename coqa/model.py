@@ -28,7 +28,8 @@ import lightgbm
 from coqa import __version__
 from coqa.config import ConfigError, default_settings
 from coqa.ranking.settings import RankingSettings
-from coqa.linking.linker import LINK_FEATURES, LinkerModel
+from coqa.linking.linker import LINK_FEATURES
+from coqa.linking.model import LinkerModel
 from coqa.ranking.features import rank_features
 from coqa.ranking.model import RankerModel
 from coqa.shapes import SHAPES

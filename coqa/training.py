@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -28,19 +27,19 @@ from coqa.dataset import GoldQuestion
 from coqa.evaluation.metrics import question_prf
 from coqa.gold import is_variable, parse_query
 from coqa.kb.names import Term
-from coqa.linking.linker import LINK_FEATURES, EntityLinker, LinkCandidate, LinkerModel, best_links
+from coqa.linking.linker import LINK_FEATURES, EntityLinker, LinkCandidate, best_links
+from coqa.linking.model import LinkerModel, fit_keyphraseness, fit_link_scorers
 from coqa.mentions.detection import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking.paraphrase import PredicateParaphrases
-from coqa.kb.surfaces import matching_name
 from coqa.ranking.associations import PredicateAssociations
 from coqa.ranking.features import rank_features
-from coqa.ranking.keys import directed, is_predicate_key, name_piece_key, name_pieces, pair_key, shape_key
-from coqa.ranking.model import RankerModel
+from coqa.ranking.keys import directed, pair_key
+from coqa.ranking.model import RankerModel, fit_paraphrases, fit_statistics
 from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.ranker import QueryRanker
-from coqa.ranking.wording import grams, remove_spans
+from coqa.ranking.wording import remove_spans
 from coqa.shapes import TYPE_PREDICATE
 from coqa.querygen.templates import Template, template_digest
 
@@ -108,11 +107,6 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
     return replace(settings.with_overrides(implied, "NLPCC training file"), explicit=settings.explicit)
 
 
-def _name_piece_keys(predicates: Iterable[str]) -> list[str]:
-    """The association keys of the name pieces of the plain predicates among
-    `predicates` (the directed and pair keys of `gold_terms` name no new words)."""
-    plain = [p for p in predicates if is_predicate_key(p)]
-    return sorted({name_piece_key(piece) for predicate in plain for piece in name_pieces(predicate)})
 
 
 def training_data_digest(questions: Sequence[GoldQuestion]) -> str:
@@ -134,6 +128,21 @@ def link_label(term: Term, gold: set[Term]) -> int:
 
 def _is_gold_mention(mention: Mention, gold: set[Term]) -> bool:
     return any(Term(e.target, e.kind == "l") in gold for e in mention.entries)
+
+
+def _wording(example: _Example) -> str:
+    """The question with its gold mentions taken out: the words that ask for the predicates."""
+    return remove_spans(example.text, [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)])
+
+
+def _mention_surfaces(example: _Example) -> tuple[int, set[str], set[str]]:
+    """The example's fold, the surfaces matched in it and those that were a gold
+    mention, for the keyphraseness table. A mention spanning its whole question
+    is not counted: it says nothing about which part of a question is the key
+    phrase, and the table over all ships in the model, which must not hold a
+    training question verbatim."""
+    within = [m for m in example.mentions if (m.start, m.end) != (0, len(example.text))]
+    return example.fold, {m.surface for m in within}, {m.surface for m in within if _is_gold_mention(m, example.gold)}
 
 
 @dataclass(frozen=True)
@@ -187,8 +196,12 @@ class Trainer:
     def train(self, questions: Sequence[GoldQuestion]) -> tuple[TrainedModel, TrainingSummary]:
         started = time.perf_counter()
         examples, keyphraseness, link_scores, (linker_scorer, order_scorer) = self.link_examples(questions)
-        associations, neighbours = self.ranking_statistics(examples)
-        paraphrases = self.paraphrases_by_fold(examples)
+        wordings = [_wording(e) for e in examples]
+        predicates, folds = [e.predicates for e in examples], [e.fold for e in examples]
+        associations, neighbours = fit_statistics(wordings, predicates, [e.shape for e in examples], folds, self.folds, self.settings.ranking)
+        paraphrases: list[PredicateParaphrases | None] = [None] * (self.folds + 1)
+        if self.settings.ranking.name_associations:
+            paraphrases = list(fit_paraphrases(wordings, predicates, folds, self.folds))
         table = self.ranking_table(examples, link_scores, associations, neighbours, paraphrases)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
         expressible = sum(e.shape is not None for e in examples)
@@ -214,7 +227,7 @@ class Trainer:
         fold (index `folds`: over all), the cross-fitted link scores per
         example, and the linker's scorers fitted on all examples (`_fit_linker`)."""
         examples = [self._example(i, q) for i, q in enumerate(questions)]
-        keyphraseness = self._keyphraseness_by_fold(examples)
+        keyphraseness = fit_keyphraseness([_mention_surfaces(e) for e in examples], self.folds)
         linkers = [
             EntityLinker(self.pipeline.kb, self.pipeline.templates, LinkerModel(table), self.settings.linking)
             for table in keyphraseness[: self.folds]
@@ -230,8 +243,9 @@ class Trainer:
             held_out = folds == fold
             if held_out.any() and (~held_out).any():
                 kept_groups = [len(e.link_candidates) for e in examples if e.link_candidates and e.fold != fold]
-                fold_scorers = self._fit_linker(
-                    [r for r, h in zip(rows, held_out) if not h], [label for label, h in zip(labels, held_out) if not h], kept_groups
+                fold_scorers = fit_link_scorers(
+                    [r for r, h in zip(rows, held_out) if not h], [label for label, h in zip(labels, held_out) if not h], kept_groups,
+                    LINK_FEATURES, self.settings.training.linker, self.seed,
                 )  # fmt: skip
                 held_rows = [r for r, h in zip(rows, held_out) if h]
                 scores[held_out] = fold_scorers[0].score(held_rows)
@@ -242,21 +256,7 @@ class Trainer:
             end = start + len(example.link_candidates)
             per_example.append(LinkScores(scores[start:end].tolist(), order[start:end].tolist()))
             start = end
-        return examples, keyphraseness, per_example, self._fit_linker(rows, labels, groups)
-
-    def _fit_linker(
-        self, rows: Sequence[dict[str, float]], labels: Sequence[int], groups: Sequence[int]
-    ) -> tuple[BoostedScorer, BoostedScorer | None]:
-        """The linker's pointwise scorer (the probability that a term is right:
-        the score query ranking reads) and, when `training.linker.objective` is
-        lambdarank, a listwise scorer with the same tree settings that orders
-        a question's terms (its score is no probability, so it orders and does
-        not score); None otherwise."""
-        settings = self.settings.training.linker
-        scorer = self._fit(rows, labels, groups, LINK_FEATURES, replace(settings, objective="binary"))
-        if settings.objective != "lambdarank":
-            return scorer, None
-        return scorer, self._fit(rows, labels, groups, LINK_FEATURES, settings)
+        return examples, keyphraseness, per_example, fit_link_scorers(rows, labels, groups, LINK_FEATURES, self.settings.training.linker, self.seed)
 
     def ranking_table(
         self,
@@ -277,10 +277,9 @@ class Trainer:
             candidates = self.pipeline.generate(example.text, linked, associations[example.fold])
             if not candidates:
                 continue
-            rankers[example.fold].featurize(example.text, linked, candidates)
             f1s = [question_prf([str(a) for a in c.answers], example.question.answers).f1 for c in candidates]
             best = max(f1s)
-            table.rows.extend(c.features for c in candidates)
+            table.rows.extend(rankers[example.fold].featurize(example.text, linked, candidates))
             table.labels.extend(int(best >= self.settings.training.positive_f1 and f1 >= best) for f1 in f1s)
             table.f1s.extend(f1s)
             table.groups.append(len(candidates))
@@ -299,62 +298,3 @@ class Trainer:
         mentions = self.pipeline.detect(text)
         shape = expressing_template(question.sparql, self.pipeline.templates)
         return _Example(question, text, i % self.folds, gold, predicates, shape, mentions)
-
-    def _keyphraseness_by_fold(self, examples: Sequence[_Example]) -> list[dict[str, tuple[int, int]]]:
-        """Per fold (and, at index `folds`, over all): surface -> (gold mention count, match count).
-
-        A mention spanning its whole question is not counted: it says nothing
-        about which part of a question is the key phrase, and the table over
-        all ships in the model, which must not hold a training question verbatim."""
-        linked_by_fold: list[Counter[str]] = [Counter() for _ in range(self.folds)]
-        seen_by_fold: list[Counter[str]] = [Counter() for _ in range(self.folds)]
-        for example in examples:
-            within = [m for m in example.mentions if (m.start, m.end) != (0, len(example.text))]
-            for surface in {m.surface for m in within}:
-                seen_by_fold[example.fold][surface] += 1
-            for surface in {m.surface for m in within if _is_gold_mention(m, example.gold)}:
-                linked_by_fold[example.fold][surface] += 1
-        linked_total, seen_total = sum(linked_by_fold, Counter()), sum(seen_by_fold, Counter())
-        tables = []
-        for fold in range(self.folds + 1):
-            linked = linked_total - linked_by_fold[fold] if fold < self.folds else linked_total
-            seen = seen_total - seen_by_fold[fold] if fold < self.folds else seen_total
-            tables.append({surface: (linked.get(surface, 0), count) for surface, count in seen.items() if count > 0})
-        return tables
-
-    def ranking_statistics(self, examples: Sequence[_Example]) -> tuple[list[PredicateAssociations], PredicateNeighbours]:
-        """Association counts per fold (index `folds`: over all) and the TF-IDF
-        neighbours of all questions, by their gold predicates and the shape of
-        their gold query (a fold's ranker hides its own questions)."""
-        smoothing = self.settings.ranking.association_smoothing
-        tables = [PredicateAssociations(smoothing) for _ in range(self.folds + 1)]
-        texts = []
-        for example in examples:
-            spans = [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)]
-            texts.append(remove_spans(example.text, spans))
-            question_grams = grams(texts[-1])
-            keys = example.predicates
-            if self.settings.ranking.name_associations:
-                keys = keys + _name_piece_keys(example.predicates)
-            for fold, table in enumerate(tables):
-                if fold != example.fold:
-                    table.add(question_grams, keys)
-        neighbour_keys = [e.predicates + ([shape_key(e.shape)] if e.shape else []) for e in examples]
-        neighbours = PredicateNeighbours.fit(texts, neighbour_keys, [e.fold for e in examples])
-        return tables, neighbours
-
-    def paraphrases_by_fold(self, examples: Sequence[_Example]) -> list[PredicateParaphrases | None]:
-        """With `ranking.name_associations`, the predicate paraphrases fitted on
-        the wording of the questions of each fold's others (index `folds`: on
-        all) and their gold predicates (`coqa.ranking.paraphrase`); Nones without."""
-        if not self.settings.ranking.name_associations:
-            return [None] * (self.folds + 1)
-        pairs: list[tuple[int, str, str]] = []
-        for example in examples:
-            spans = [(m.start, m.end) for m in example.mentions if _is_gold_mention(m, example.gold)]
-            wording = remove_spans(example.text, spans)
-            pairs.extend((example.fold, wording, matching_name(p)) for p in example.predicates if is_predicate_key(p))
-        return [
-            PredicateParaphrases.fit([(wording, name) for fold, wording, name in pairs if fold != held_out])
-            for held_out in [*range(self.folds), None]
-        ]

@@ -19,16 +19,14 @@ per term, in that order.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from rapidfuzz import fuzz
 
-from coqa.boosting import BoostedScorer
+from coqa.linking.model import LinkerModel
 from coqa.linking.settings import LinkingSettings
 from coqa.mentions.cues import ASKING_CUES, CUES, content_mask, question_cues
 from coqa.kb.base import KnowledgeBase
@@ -52,9 +50,6 @@ TERM_FEATURES = (
 DEGREE_COUNTED = 1000
 KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_context", "t_context_gap", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
 LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
-KEYPHRASENESS_FILE = "keyphraseness.json"
-SCORER_FILE = "linker.txt"
-ORDER_FILE = "linker_order.txt"
 _IGNORED_CHARS = set("的是了在和与及有哪些什么谁吗呢？?，,。.、 ")
 _PERSON_TYPES = {"人物", "演员", "歌手", "导演", "作家", "文学家", "运动员"}
 _PLACE_TYPES = {"地点", "国家", "城市", "行政区划", "景点"}
@@ -86,38 +81,6 @@ class LinkCandidate:
 def _overlap(part: str, text: str) -> float:
     chars = set(part) - _IGNORED_CHARS
     return len(chars & set(text)) / len(chars) if chars else 0.0
-
-
-@dataclass
-class LinkerModel:
-    """The linker's trained part. `keyphraseness` maps a normalized surface to
-    (times it was a gold mention, times it was matched) in the training
-    questions; `scorer` gives each link candidate the probability that it is
-    right (the linked node's score, which query ranking reads; None while
-    training builds it); `order_scorer`, when there is one, a listwise score
-    that orders a question's terms (the logistic of a ranking score, no
-    probability); without it the terms are ordered by `scorer`."""
-
-    keyphraseness: dict[str, tuple[int, int]]
-    scorer: BoostedScorer | None = None
-    order_scorer: BoostedScorer | None = None
-
-    def save(self, directory: Path) -> list[str]:
-        """Write the part into a model directory; return the file names."""
-        table = {surface: list(counts) for surface, counts in sorted(self.keyphraseness.items())}
-        (directory / KEYPHRASENESS_FILE).write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
-        assert self.scorer is not None, "a linker model is saved after training"
-        files = [KEYPHRASENESS_FILE] + self.scorer.save(directory / SCORER_FILE)
-        if self.order_scorer is None:
-            return files
-        return files + self.order_scorer.save(directory / ORDER_FILE)
-
-    @classmethod
-    def load(cls, directory: Path) -> "LinkerModel":
-        table = json.loads((directory / KEYPHRASENESS_FILE).read_text(encoding="utf-8"))
-        keyphraseness = {surface: (int(linked), int(seen)) for surface, (linked, seen) in table.items()}
-        order_scorer = BoostedScorer.load(directory / ORDER_FILE) if (directory / ORDER_FILE).exists() else None
-        return cls(keyphraseness, BoostedScorer.load(directory / SCORER_FILE), order_scorer)
 
 
 @dataclass

@@ -3,7 +3,7 @@ return) and the record of a query_generation setting that cut something."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from coqa.kb.names import Term
@@ -26,7 +26,6 @@ class Candidate:
     nodes: tuple[LinkedNode, ...]
     predicates: tuple[str, ...]
     answers: tuple[Term, ...]
-    features: dict[str, float] = field(default_factory=dict)
     answer_count: int = 0  # one-hop shapes: how many answers the store has; else 0
 
     def sparql(self, templates: Mapping[str, Template]) -> str:

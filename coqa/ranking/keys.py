@@ -46,3 +46,10 @@ def name_pieces(predicate: str) -> set[str]:
     one character."""
     name = matching_name(predicate)
     return bigrams(name) or ({name} if name else set())
+
+
+def name_piece_keys(predicates: Iterable[str]) -> list[str]:
+    """The association keys of the name pieces of the plain predicates among
+    `predicates` (directed and pair keys name no new words)."""
+    plain = [p for p in predicates if is_predicate_key(p)]
+    return sorted({name_piece_key(piece) for predicate in plain for piece in name_pieces(predicate)})

@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from coqa.boosting import BoostedScorer
+from coqa.kb.surfaces import matching_name
 from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.keys import is_predicate_key, name_piece_keys, shape_key
 from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
 from coqa.ranking.settings import RankingSettings
+from coqa.ranking.wording import grams
 
 ASSOCIATIONS_FILE = "associations.json"
 
@@ -52,3 +56,42 @@ class RankerModel:
             BoostedScorer.load(directory / SCORER_FILE),
             PredicateParaphrases.load(directory) if (directory / PARAPHRASES_FILE).is_file() else None,
         )
+
+
+def fit_statistics(
+    wordings: Sequence[str], predicates: Sequence[list[str]], shapes: Sequence[str | None], folds: Sequence[int], fold_count: int,
+    settings: RankingSettings,
+) -> tuple[list[PredicateAssociations], PredicateNeighbours]:
+    """The association counts per cross-fitting fold (index `fold_count`: over
+    all) and the TF-IDF neighbours of all training questions, from each
+    question's wording (its gold mentions taken out), its gold predicate keys
+    (coqa.ranking.keys), the shape of its gold query and its fold; a fold's
+    counts leave its own questions out (the neighbours hide them when asked)."""
+    tables = [PredicateAssociations(settings.association_smoothing) for _ in range(fold_count + 1)]
+    for wording, keys, own_fold in zip(wordings, predicates, folds):
+        question_grams = grams(wording)
+        if settings.name_associations:
+            keys = keys + name_piece_keys(keys)
+        for fold, table in enumerate(tables):
+            if fold != own_fold:
+                table.add(question_grams, keys)
+    neighbour_keys = [keys + ([shape_key(shape)] if shape else []) for keys, shape in zip(predicates, shapes)]
+    return tables, PredicateNeighbours.fit(wordings, neighbour_keys, folds)
+
+
+def fit_paraphrases(
+    wordings: Sequence[str], predicates: Sequence[list[str]], folds: Sequence[int], fold_count: int
+) -> list[PredicateParaphrases]:
+    """The predicate paraphrases per cross-fitting fold (index `fold_count`:
+    over all), fitted on the wordings of the other folds' questions and the
+    names of their gold predicates (coqa.ranking.paraphrase)."""
+    pairs = [
+        (fold, wording, matching_name(p))
+        for wording, keys, fold in zip(wordings, predicates, folds)
+        for p in keys
+        if is_predicate_key(p)
+    ]
+    return [
+        PredicateParaphrases.fit([(wording, name) for fold, wording, name in pairs if fold != held_out])
+        for held_out in [*range(fold_count), None]
+    ]

@@ -33,20 +33,20 @@ class QueryRanker:
         self.settings = settings
         self.hidden_fold = hidden_fold
 
-    def featurize(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> None:
-        """Set the features of every candidate of the normalized question `text`."""
+    def featurize(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> list[dict[str, float]]:
+        """The features of every candidate of the normalized question `text`, in order."""
         sims = self.model.neighbours.similarities(remove_spans(text, ((n.start, n.end) for n in linked[:1])), self.hidden_fold)
         nearest = self.model.neighbours.nearest(sims, NAME_NEIGHBOURS) if self.settings.name_associations else ()
         context = QuestionContext(text, linked, question_cues(text), sims, nearest)
-        for candidate in candidates:
-            candidate.features = candidate_features(
-                context, candidate, self.model.associations, self.model.neighbours, self.settings, self.model.paraphrases
-            )
-        add_relative_features([c.features for c in candidates], self.settings)
+        rows = [
+            candidate_features(context, candidate, self.model.associations, self.model.neighbours, self.settings, self.model.paraphrases)
+            for candidate in candidates
+        ]
+        add_relative_features(rows, self.settings)
+        return rows
 
     def rank(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> list[tuple[float, Candidate]]:
         """Candidates with their scores, best first (ties keep generation order)."""
         assert self.model.scorer is not None, "ranking needs a trained ranker"
-        self.featurize(text, linked, candidates)
-        scores = self.model.scorer.score([c.features for c in candidates])
+        scores = self.model.scorer.score(self.featurize(text, linked, candidates))
         return sorted(zip(scores, candidates), key=lambda pair: -pair[0])

@@ -16,7 +16,8 @@ from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MentionIndex
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
-from coqa.linking.linker import DEGREE_COUNTED, EntityLinker, LinkerModel
+from coqa.linking.linker import DEGREE_COUNTED, EntityLinker
+from coqa.linking.model import LinkerModel
 from coqa.mentions.detection import detect_mentions
 from coqa.querygen.templates import load_templates
 from coqa.resources import QUERIES_DIR

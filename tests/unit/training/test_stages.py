@@ -112,10 +112,10 @@ def test_ranking_features_are_exactly_the_declared_ones(bare: Pipeline, trained:
     text = normalize_question("周星驰的身高是多少？")
     linked = [_node(STAR, 0, 3, "周星驰")]
     candidates = bare.generator.generate(linked)
-    QueryRanker(trained.ranker, settings.ranking).featurize(text, linked, candidates)
-    for candidate in candidates:
-        assert candidate.features.keys() == set(RANK_FEATURES)
-        assert [name for name in RANK_FEATURES if name.startswith("shape_") and candidate.features[name]] == [candidate.shape.feature]
+    rows = QueryRanker(trained.ranker, settings.ranking).featurize(text, linked, candidates)
+    for candidate, row in zip(candidates, rows):
+        assert row.keys() == set(RANK_FEATURES)
+        assert [name for name in RANK_FEATURES if name.startswith("shape_") and row[name]] == [candidate.shape.feature]
     ranked = QueryRanker(trained.ranker, settings.ranking).rank(text, linked, candidates)
     assert ranked[0][1].predicates == ("身高",)
 
