@@ -48,7 +48,7 @@ import coqa  # noqa: E402
 from coqa.config import load_settings  # noqa: E402
 from coqa.dataset import read_ccks  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
-from coqa.querygen.templates import Template  # noqa: E402
+from coqa.templates import Template  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pkubase-bench"
 STAGES = ("detect", "link", "generate", "featurize", "score")

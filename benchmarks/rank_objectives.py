@@ -31,7 +31,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from coqa.boosting import fit_scorer
-from coqa.config import BoosterSettings, load_settings
+from coqa.booster_settings import BoosterSettings
+from coqa.config import load_settings
 from coqa.dataset import read_ccks
 from coqa.linking.linker import LINK_FEATURES, best_links
 from coqa.pipeline import Pipeline

@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 import lightgbm
 import numpy as np
 
-from coqa.config import BoosterSettings
+from coqa.booster_settings import BoosterSettings
 
 
 class FeatureMismatch(ValueError):

@@ -19,6 +19,7 @@ from typing import Any, Mapping, get_type_hints
 
 import yaml
 
+from coqa.booster_settings import BoosterSettings
 from coqa.kb import KBConfig
 from coqa.linking.settings import LinkingSettings
 from coqa.querygen.settings import QueryGenerationSettings
@@ -34,21 +35,6 @@ KB_KEYS = tuple(f.name for f in fields(KBConfig))
 
 class ConfigError(ValueError):
     """A setting that cannot be used; the message names the key and the fix."""
-
-
-@dataclass(frozen=True)
-class BoosterSettings:
-    """A LightGBM model: `objective` is binary (pointwise) or lambdarank (grouped by question)."""
-
-    objective: str
-    rounds: int
-    learning_rate: float
-    num_leaves: int
-    min_data_in_leaf: int
-    lambda_l2: float
-    # Models averaged (coqa.boosting.fit_scorer); above 1, each round of each is fitted on this share of the questions.
-    bags: int
-    bag_fraction: float
 
 
 @dataclass(frozen=True)

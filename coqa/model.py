@@ -33,7 +33,7 @@ from coqa.linking.model import LinkerModel
 from coqa.ranking.features import rank_features
 from coqa.ranking.model import RankerModel
 from coqa.shapes import SHAPES
-from coqa.querygen.templates import Template, template_digest
+from coqa.templates import Template, template_digest
 
 FORMAT_VERSION = 2
 META_FILE = "meta.json"

@@ -33,7 +33,7 @@ from coqa.ranking.ranker import QueryRanker
 from coqa.ranking.wording import grams
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES
-from coqa.querygen.templates import Template, load_templates
+from coqa.templates import Template, load_templates
 
 log = logging.getLogger("coqa")
 _Stage = TypeVar("_Stage", EntityLinker, QueryRanker)

@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from coqa.boosting import BoostedScorer, fit_scorer
-from coqa.config import BoosterSettings, Settings
+from coqa.booster_settings import BoosterSettings
+from coqa.config import Settings
 from coqa.querygen.coverage import expressing_template
 from coqa.dataset import GoldQuestion
 from coqa.evaluation.metrics import question_prf
@@ -41,7 +42,7 @@ from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.ranker import QueryRanker
 from coqa.ranking.wording import remove_spans
 from coqa.shapes import TYPE_PREDICATE
-from coqa.querygen.templates import Template, template_digest
+from coqa.templates import Template, template_digest
 
 
 @dataclass

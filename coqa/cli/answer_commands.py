@@ -252,7 +252,7 @@ def format_explanation(explanation: Explanation, top: int) -> str:
 def run_train(args: argparse.Namespace) -> int:
     from coqa.pipeline import Pipeline
     from coqa.resources import QUERIES_DIR
-    from coqa.querygen.templates import load_templates
+    from coqa.templates import load_templates
     from coqa.training import Trainer, nlpcc_training_settings
 
     settings = settings_from_args(args)

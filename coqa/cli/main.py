@@ -23,7 +23,7 @@ USER_ERRORS = (
     ("coqa.dataset", "DatasetError"),
     ("coqa.kb.base", "KBError"),
     ("coqa.model", "ModelError"),
-    ("coqa.querygen.templates", "TemplateError"),
+    ("coqa.templates", "TemplateError"),
     ("coqa.mentions.ner", "NERUnavailable"),
 )
 

@@ -35,7 +35,7 @@ from coqa.kb.mention_index import LITERAL, MENTION, NAME
 from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions.detection import Mention
 from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES, IN_DEGREE
-from coqa.querygen.templates import Template
+from coqa.templates import Template
 
 MENTION_FEATURES = (
     "m_length", "m_share", "m_start", "m_targets", "m_nested", "m_contains", "m_quoted", "m_ner", "m_prefix",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from coqa.boosting import BoostedScorer, fit_scorer
-from coqa.config import BoosterSettings
+from coqa.booster_settings import BoosterSettings
 
 KEYPHRASENESS_FILE = "keyphraseness.json"
 SCORER_FILE = "linker.txt"

@@ -11,7 +11,7 @@ from coqa.shapes import Shape
 
 if TYPE_CHECKING:  # the explanation reads CapCut without loading the linker's model stack
     from coqa.linking.linker import LinkedNode
-    from coqa.querygen.templates import Template
+    from coqa.templates import Template
 
 
 @dataclass

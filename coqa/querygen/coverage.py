@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 from coqa.gold import parse_query
 from coqa.shapes import SHAPES
-from coqa.querygen.templates import Template
+from coqa.templates import Template
 
 
 def _pattern(template: Template) -> str:

@@ -31,7 +31,7 @@ from coqa.shapes import (
     CHAIN, CHAIN_OUT_IN, IN_DEGREE, DISCOVER_OUT, EXPAND_OUT, ONE_HOP_IN, ONE_HOP_OUT, ONE_HOP_OUT_CHECKED, ONE_HOP_OUT_CHECKED_IN,
     PREDICATE, STAR3_IN, STAR_IN_IN, STAR_IN_IN_OUT, STAR_OUT_IN, STAR_OUT_OUT, TYPE_PREDICATE, TYPED, Shape, shapes_of,
 )  # fmt: skip
-from coqa.querygen.templates import Template
+from coqa.templates import Template
 from coqa.querygen.candidate import Candidate, CapCut, deduplicate, sorted_terms
 from coqa.querygen.relevance import PredicateAssociation, first_hops_within, most_relevant, node_relevance, within_budget
 from coqa.querygen.neighbourhood import Neighbourhood, NeighbourhoodReader

@@ -16,7 +16,7 @@ from coqa.linking.linker import LinkedNode
 from coqa.shapes import (
     DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT,
 )  # fmt: skip
-from coqa.querygen.templates import Template
+from coqa.templates import Template
 from coqa.querygen.candidate import CapCut
 from coqa.querygen.relevance import most_relevant, within_budget
 

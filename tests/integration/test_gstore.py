@@ -11,7 +11,7 @@ from coqa.kb.backends.gstore import GStore, join_exists
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import KBError
 from coqa.kb.names import Term, name_to_iri
-from coqa.querygen.templates import load_templates
+from coqa.templates import load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.testing.gstore_server import GStoreServer
 

@@ -37,7 +37,7 @@ from coqa.kb.mention_index import NAME, MentionIndex
 from coqa.kb.names import Term, sparql_name
 from coqa.linking.linker import LinkedNode
 from coqa.querygen.generator import QueryGenerator
-from coqa.querygen.templates import load_templates
+from coqa.templates import load_templates
 from coqa.ranking.name_features import NAME_ASSOCIATION_FEATURES, PARAPHRASE_FEATURES
 from coqa.ranking.paraphrase import PARAPHRASES_FILE
 from coqa.resources import QUERIES_DIR

@@ -19,7 +19,7 @@ from coqa.kb.demo import DEMO_DIR, ensure_demo_store
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.names import Term
 from coqa.pipeline import Pipeline
-from coqa.querygen.templates import sparql_term
+from coqa.templates import sparql_term
 
 DEMO_QUESTIONS = DEMO_DIR / "questions.txt"
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"

@@ -22,7 +22,7 @@ from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
-from coqa.querygen.templates import load_templates
+from coqa.templates import load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import (
     CHAIN,

@@ -19,7 +19,7 @@ from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking.linker import DEGREE_COUNTED, EntityLinker
 from coqa.linking.model import LinkerModel
 from coqa.mentions.detection import detect_mentions
-from coqa.querygen.templates import load_templates
+from coqa.templates import load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_PREDICATES
 

@@ -22,7 +22,7 @@ from coqa.querygen.candidate import Candidate, CapCut
 from coqa.querygen.coverage import expressing_template
 from coqa.querygen.generator import QueryGenerator
 from coqa.querygen.relevance import most_relevant, node_relevance
-from coqa.querygen.templates import load_templates
+from coqa.templates import load_templates
 from coqa.resources import QUERIES_DIR
 
 TRAIN = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "pkubase-bench" / "train.txt"

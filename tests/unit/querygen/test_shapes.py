@@ -10,7 +10,7 @@ import pytest
 from coqa.evaluation.categories import query_shape
 from coqa.kb.names import Term
 from coqa.querygen.coverage import expressing_template
-from coqa.querygen.templates import TemplateError, load_templates
+from coqa.templates import TemplateError, load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import SHAPES, SHAPES_BY_NAME, Shape, template_names
 
