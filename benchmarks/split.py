@@ -7,7 +7,7 @@ writes `--out/train.txt` (every record outside the 1-based, inclusive range
 `--held`) and `--out/held.txt` (the records inside it), each record as it
 stands in the file (a CCKS record is the lines up to a blank line, an NLPCC
 record the lines up to a line of `=`), so both files read like the original.
-The held-out figures of README.md and docs/MEASUREMENTS.md come from such
+The held-out figures of README.md and docs/measurements/ come from such
 splits.
 """
 

@@ -44,9 +44,9 @@ class TrainingSettings:
     positive_f1: float
     # binary: one pointwise model scores and orders the linked terms; lambdarank: a listwise model with
     # graded labels (gold entity over gold value) orders them and a pointwise one with the same tree settings
-    # scores them (the ranker reads the score). Chosen on held-out train questions (docs/MEASUREMENTS.md, "The order of linked terms").
+    # scores them (the ranker reads the score). Chosen on held-out train questions (docs/measurements/linking.md, "The order of linked terms").
     linker: BoosterSettings
-    # LambdaRank ranked better than the pointwise model on held-out train folds (README, "Learning to rank"; docs/MEASUREMENTS.md).
+    # LambdaRank ranked better than the pointwise model on held-out train folds (docs/model-format.md, "Learning to rank"; docs/measurements/ranking.md).
     ranker: BoosterSettings
 
 

@@ -17,7 +17,7 @@ from coqa.testing.gstore_server import GStoreServer
 
 E, L = Term.entity, Term.literal
 
-# What gStore 1.2 itself cannot do (README, "gStore"): its SPARQL parser keeps
+# What gStore 1.2 itself cannot do (docs/backends.md, "gStore"): its SPARQL parser keeps
 # the backslash of a string escape, so a literal constant holding a quote
 # matches nothing; it has no casts (`xsd:integer(?n)`); its N-Triples parser
 # reads a literal holding `"^^<` as a typed literal, so the PKU BASE value
