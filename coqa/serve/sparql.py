@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import multiprocessing.pool
-import re
 import signal
 import threading
 from dataclasses import dataclass
@@ -20,15 +19,9 @@ from dataclasses import dataclass
 from coqa.config import Settings
 from coqa.kb import KnowledgeBase, QueryResult, open_kb
 from coqa.kb.base import KBError
+from coqa.kb.sparql_text import COMMENT, PUNCT, SPACE, Token, structure, tokens
 
-# The query form is its first keyword after the prologue (comments, PREFIX
-# and BASE declarations); read here because the knowledge-base layer only
-# tells a non-SELECT query after running it.
-_SELECT_FORM = re.compile(
-    r"(?:\s+|\#[^\n]*\n|PREFIX\s+[^\s:]*:\s*<[^<>]*>|BASE\s*<[^<>]*>)*SELECT\b", re.IGNORECASE
-)
 PROCESS_START_TIMEOUT = 120.0
-_TRAILING_LIMIT = re.compile(r"\bLIMIT\s+(\d+)", re.IGNORECASE)
 
 
 class QueryRejected(ValueError):
@@ -52,26 +45,62 @@ class LimitedResult:
 
 
 def check_select(query: str) -> None:
-    """QueryRejected unless `query` is a SELECT query."""
-    if not _SELECT_FORM.match(query):
+    """QueryRejected unless `query` is a SELECT query.
+
+    The form is the first keyword after the prologue (PREFIX and BASE
+    declarations), read from the engine's tokens (`coqa.kb.sparql_text`):
+    read here because the knowledge-base layer only tells a non-SELECT query
+    after running it.
+    """
+    words = [token.text.upper() for token in structure(query)]
+    position = 0
+    while position < len(words) and words[position] in ("PREFIX", "BASE"):
+        position += 2 if words[position] == "PREFIX" else 1
+    if position >= len(words) or words[position] != "SELECT":
         raise QueryRejected("only SELECT queries are accepted")
 
 
+_AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
+
+
 def with_row_cap(query: str, rows: int) -> str:
-    """`query` returning at most `rows` solutions: its own top-level LIMIT
-    lowered to `rows`, or `LIMIT rows` added after its last closing brace.
+    """`query` (without its comments) returning at most `rows` solutions: its
+    own top-level LIMIT lowered to `rows`, or `LIMIT rows` added at its end.
 
     The solution modifiers are what follows the WHERE clause's closing
-    brace; a query ending in a VALUES block gets the LIMIT after that block,
-    which engines refuse, and the caller reports the engine's message.
+    brace (a LIMIT in a comment is no LIMIT: comments are the engine's, see
+    `coqa.kb.sparql_text`); a query ending in a VALUES block gets the LIMIT
+    after that block, which engines refuse, and the caller reports the
+    engine's message. A query that aggregates with no GROUP BY has one row
+    and gets no LIMIT (a LIMIT of 1 or more is dropped): gStore applies a
+    LIMIT before counting, so `COUNT(*) ... LIMIT 3` answers 3 there.
     """
-    body_end = query.rfind("}")
-    head, tail = query[: body_end + 1], query[body_end + 1 :]
-    match = _TRAILING_LIMIT.search(tail)
-    if match:
-        lowered = min(int(match.group(1)), rows)
-        return head + tail[: match.start(1)] + str(lowered) + tail[match.end(1) :]
-    return f"{query.rstrip()}\nLIMIT {rows}"
+    parts = [token for token in tokens(query) if token.kind != COMMENT]
+    closing = [index for index, token in enumerate(parts) if token.kind == PUNCT and token.text == "}"]
+    after = [index for index in range(closing[-1] + 1 if closing else 0, len(parts)) if parts[index].is_structure]
+    words = [parts[index].text.upper() for index in after]
+    one_row = "GROUP" not in words and _aggregates(parts)
+    for position, index in enumerate(after[:-1]):
+        number = parts[after[position + 1]]
+        if words[position] == "LIMIT" and number.text.isdigit():
+            if one_row and int(number.text) > 0:
+                parts[index] = parts[after[position + 1]] = Token(SPACE, "")
+            else:
+                parts[after[position + 1]] = Token(number.kind, str(min(int(number.text), rows)))
+            return "".join(token.text for token in parts)
+    text = "".join(token.text for token in parts)
+    return text if one_row else text.rstrip() + f"\nLIMIT {rows}"
+
+
+def _aggregates(parts: list[Token]) -> bool:
+    """True when the outermost projection (between SELECT and the first `{`) calls an aggregate."""
+    words = []
+    for token in parts:
+        if token.kind == PUNCT and token.text == "{":
+            break
+        if token.is_structure:
+            words.append(token.text.upper())
+    return "SELECT" in words and any(word in _AGGREGATES for word in words[words.index("SELECT") :])
 
 
 _child_kb: KnowledgeBase | KBError | None = None
