@@ -42,11 +42,13 @@ from coqa.serve.schemas import (
     SparqlResult,
 )
 from coqa.serve.service import KBUnavailable, QuestionService, WorkerFailed
-from coqa.serve.sparql import QueryRejected, QueryTimeout, RunnerUnavailable, SparqlRunner
+from coqa.serve.sparql import DEFAULT_MEMORY_MB, QueryRejected, QueryTimeout, QueryTooLarge, RunnerUnavailable, SparqlRunner
 
 log = logging.getLogger("coqa")
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1 << 20
+# Seconds a client refused because a SPARQL query was running is told to wait.
+SPARQL_RETRY_AFTER = 1
 
 DESCRIPTION = """Answer Chinese questions over PKU BASE and see why.
 
@@ -63,6 +65,7 @@ class ServeOptions:
     workers: int = 1
     sparql_rows: int = 1000
     sparql_seconds: float = 10.0
+    sparql_memory_mb: int = DEFAULT_MEMORY_MB
 
 
 ERROR_REPLIES: dict[int | str, dict[str, Any]] = {
@@ -79,7 +82,7 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.service = service or QuestionService.open(settings, options.workers)
-        app.state.runner = SparqlRunner(settings, options.sparql_rows, options.sparql_seconds)
+        app.state.runner = SparqlRunner(settings, options.sparql_rows, options.sparql_seconds, options.sparql_memory_mb)
         try:
             yield
         finally:
@@ -117,10 +120,10 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
             limited = runner.select(body.query, body.limit)
         except QueryRejected as error:
             return error_reply(422, str(error))
-        except QueryTimeout as error:
+        except (QueryTimeout, QueryTooLarge) as error:
             return error_reply(422, f"{error}: make the query more selective")
         except RunnerUnavailable as error:
-            return error_reply(503, str(error))
+            return error_reply(503, str(error), {"Retry-After": str(SPARQL_RETRY_AFTER)})
         except KBError as error:
             _service(request).check_kb()  # KBUnavailable (503) when the knowledge base itself is down
             return error_reply(422, f"the knowledge base refused the query: {error}")
@@ -168,8 +171,8 @@ def answer_result(answer: Answer, candidates_total: int) -> AnswerResult:
     )
 
 
-def error_reply(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": " ".join(message.split())}, status_code=status)
+def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": " ".join(message.split())}, status_code=status, headers=headers)
 
 
 def validation_message(error: RequestValidationError) -> str:

@@ -1,14 +1,25 @@
 """`coqa serve` and its SPARQL runner under hostile and heavy use: the row
-cap cannot be commented away and leaves aggregates right."""
+cap cannot be commented away and leaves aggregates right; expensive queries
+are bounded in memory and do not hold up /health."""
 
 from __future__ import annotations
 
-import pytest
+import os
+import threading
+from pathlib import Path
+from typing import Iterator
 
-from coqa.kb.gstore import GStore
-from coqa.kb.gstore_server import GStoreServer
-from coqa.kb.oxigraph_store import OxigraphStore
-from coqa.serve.sparql import with_row_cap
+import pytest
+import requests
+
+pytest.importorskip("fastapi", reason="coqa serve needs the serve extra: pip install -e '.[serve]'")
+
+from coqa.kb.gstore import GStore  # noqa: E402
+from coqa.kb.gstore_server import GStoreServer  # noqa: E402
+from coqa.kb.oxigraph_store import OxigraphStore  # noqa: E402
+from coqa.serve.process import RunningServer, coqa_serve  # noqa: E402
+from coqa.serve.sparql import with_row_cap  # noqa: E402
+
 
 
 def test_a_limit_in_a_comment_is_no_limit(embedded_kb: OxigraphStore) -> None:
@@ -40,3 +51,84 @@ def test_the_row_cap_leaves_counts_right_on_gstore_and_the_store(
     assert capped == whole[:3]
     if "GROUP BY" not in query:
         assert capped == [(embedded_kb.select(COUNT_ALL).rows[0][0],)] and int(capped[0][0].value) > 3
+
+
+# --- coqa serve over pkubase-bench under expensive /sparql queries ----------
+
+CROSS_PRODUCT = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f } ORDER BY ?c ?f"
+MEMORY_BOUND = 3 << 30
+HEALTH_WAIT = 2
+
+
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending.extend(children.get(current, []))
+    return found
+
+
+def resident_bytes(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) << 10 for line in status.splitlines() if line.startswith("VmRSS:"))
+    return total
+
+
+def server_env(work: Path) -> dict[str, str]:
+    """The environment of a server: no COQA_* of the caller, a private cache."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
+    env["COQA_CACHE_DIR"] = str(work / "cache")
+    return env
+
+
+@pytest.fixture(scope="module")
+def bench_serve(bench_store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """`coqa serve` over the pkubase-bench store, with the default SPARQL limits."""
+    work = tmp_path_factory.mktemp("bench-serve")
+    with coqa_serve(["--store", str(bench_store_dir)], work / "serve.log", env=server_env(work)) as server:
+        yield server
+
+
+@pytest.mark.slow
+def test_six_expensive_queries_leave_health_answering_and_memory_bounded(bench_serve: RunningServer) -> None:
+    replies: list[requests.Response] = []
+
+    def expensive() -> None:
+        replies.append(requests.post(bench_serve.url + "/sparql", json={"query": CROSS_PRODUCT}, timeout=120))
+
+    clients = [threading.Thread(target=expensive) for _ in range(6)]
+    for client in clients:
+        client.start()
+    peak, health_checks = 0, 0
+    while any(client.is_alive() for client in clients):
+        peak = max(peak, resident_bytes(descendants(bench_serve.process.pid)))
+        health = requests.get(bench_serve.url + "/health", timeout=HEALTH_WAIT)
+        assert health.status_code == 200, health.text
+        health_checks += 1
+    for client in clients:
+        client.join()
+    assert peak < MEMORY_BOUND, f"{peak >> 20} MB"
+    statuses = sorted(reply.status_code for reply in replies)
+    assert health_checks >= 1 and len(statuses) == 6
+    assert set(statuses) <= {422, 503} and 503 in statuses, [reply.text for reply in replies]
+    busy = next(reply for reply in replies if reply.status_code == 503)
+    assert busy.headers["Retry-After"] == "1"
+    stopped = [reply.json()["error"] for reply in replies if reply.status_code == 422]
+    assert stopped and all("memory limit" in error or "s limit" in error for error in stopped), stopped
+    # The query process is started afresh: the next query answers.
+    small = requests.post(bench_serve.url + "/sparql", json={"query": "SELECT ?s WHERE { ?s ?p ?o } LIMIT 2"}, timeout=60)
+    assert small.status_code == 200 and len(small.json()["rows"]) == 2, small.text
