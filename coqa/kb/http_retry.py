@@ -2,9 +2,15 @@
 by a total deadline, bounded replies, and bounded retries with exponential
 backoff.
 
-A remote request is a function that either returns a reply or raises. Failures
-worth another try are connection errors, timeouts and HTTP 5xx replies; an
-HTTP 4xx reply (a bad query, a wrong URL, bad credentials) is final at once.
+A remote request is a function that either returns a reply or raises. Only
+failures before the request was sent are worth another try (connection
+refused, unknown host, no connection within the deadline), and an HTTP 503
+(the server says it did not take the request). A request the server got is
+never sent again: a query that timed out, or whose server died under it (a
+query killed for memory closes the connection without a reply), would only
+run again beside the first copy, which the server may still be running.
+Any other HTTP error reply (a bad query, a wrong URL, bad credentials) is
+final at once.
 Whatever goes wrong ends as one KBError whose one-line message names the
 service and its URL, e.g.
 ``cannot reach the SPARQL endpoint http://127.0.0.1:7878/query: connection refused (3 attempts)``.
@@ -28,6 +34,7 @@ import requests
 import requests.adapters
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from coqa.kb.base import KBError
 
@@ -116,7 +123,7 @@ class HTTPClient:
             # The socket may have been cut just after the reply ended: start afresh.
             self.session.close()
             self.session = _deadline_session()
-            raise RemoteFailure(f"no reply within {self.timeout:g} s", retryable=True, reached=False) from cause
+            raise RemoteFailure(f"no reply within {self.timeout:g} s", retryable=not guard.sent, reached=False) from cause
         assert reply is not None
         return reply
 
@@ -140,14 +147,16 @@ class _Deadline:
 
     def __init__(self, seconds: float) -> None:
         self.expired = False
+        self.sent = False  # the request has been written to a connection
         self._connection: HTTPConnection | None = None
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
         self._timer.start()
 
-    def attach(self, connection: HTTPConnection) -> None:
+    def attach(self, connection: HTTPConnection, sent: bool = False) -> None:
         with self._lock:
+            self.sent = self.sent or sent
             self._connection = connection
             if self.expired:
                 self._cut()
@@ -173,10 +182,10 @@ class _Deadline:
 _watched = threading.local()
 
 
-def _attach_to_deadline(connection: HTTPConnection) -> None:
+def _attach_to_deadline(connection: HTTPConnection, sent: bool = False) -> None:
     guard = getattr(_watched, "guard", None)
     if guard is not None:
-        guard.attach(connection)
+        guard.attach(connection, sent)
 
 
 class _WatchedHTTPConnection(HTTPConnection):
@@ -184,14 +193,14 @@ class _WatchedHTTPConnection(HTTPConnection):
         _attach_to_deadline(self)
         super().request(*args, **kwargs)
         # Again: a deadline that passed while this request opened the socket cuts it now.
-        _attach_to_deadline(self)
+        _attach_to_deadline(self, sent=True)
 
 
 class _WatchedHTTPSConnection(HTTPSConnection):
     def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         _attach_to_deadline(self)
         super().request(*args, **kwargs)
-        _attach_to_deadline(self)
+        _attach_to_deadline(self, sent=True)
 
 
 class _WatchedHTTPPool(HTTPConnectionPool):
@@ -233,9 +242,10 @@ def first_line(text: str | bytes) -> str:
 
 
 def http_failure(status: int, detail: str = "") -> RemoteFailure:
-    """A failure for an HTTP error status: 5xx is retryable, anything else final."""
+    """A failure for an HTTP error status: 503 (the server did not take the
+    request) is retryable, anything else final."""
     reason = f"HTTP {status}" + (f": {detail}" if detail else "")
-    return RemoteFailure(reason, retryable=status >= 500, reached=True)
+    return RemoteFailure(reason, retryable=status == 503, reached=True)
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:
@@ -259,18 +269,20 @@ def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailur
     if isinstance(error, urllib.error.HTTPError):
         return http_failure(error.code, first_line(error.read() or b""))
     causes = list(_causes(error))
+    # Failures while connecting happen before anything was sent: those alone are retried.
+    unsent = any(isinstance(c, (NewConnectionError, ConnectTimeoutError)) for c in causes)
     if isinstance(error, requests.Timeout) or any(isinstance(c, TimeoutError) for c in causes):
-        return RemoteFailure(f"no reply within {timeout:g} s", retryable=True, reached=False)
+        return RemoteFailure(f"no reply within {timeout:g} s", retryable=unsent, reached=False)
     for cause in causes:
         if isinstance(cause, http.client.RemoteDisconnected):
-            return RemoteFailure("connection closed without a reply", retryable=True, reached=False)
+            return RemoteFailure("connection closed without a reply", retryable=False, reached=False)
         if isinstance(cause, socket.gaierror):
             return RemoteFailure(f"unknown host ({cause.strerror})", retryable=True, reached=False)
         if isinstance(cause, OSError) and cause.errno is not None:
             reason = "connection refused" if cause.errno == errno.ECONNREFUSED else os.strerror(cause.errno).lower()
-            return RemoteFailure(reason, retryable=True, reached=False)
+            return RemoteFailure(reason, retryable=unsent or cause.errno == errno.ECONNREFUSED, reached=False)
     if isinstance(error, (OSError, http.client.HTTPException, requests.RequestException)):
-        return RemoteFailure(first_line(str(error)) or type(error).__name__, retryable=True, reached=False)
+        return RemoteFailure(first_line(str(error)) or type(error).__name__, retryable=unsent, reached=False)
     return None
 
 
