@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 import requests
@@ -19,6 +19,8 @@ from coqa.kb.gstore_server import GStoreServer  # noqa: E402
 from coqa.kb.oxigraph_store import OxigraphStore  # noqa: E402
 from coqa.serve.process import RunningServer, coqa_serve  # noqa: E402
 from coqa.serve.sparql import with_row_cap  # noqa: E402
+
+from conftest import Loopback, Reply, Request  # noqa: E402
 
 
 
@@ -132,3 +134,17 @@ def test_six_expensive_queries_leave_health_answering_and_memory_bounded(bench_s
     # The query process is started afresh: the next query answers.
     small = requests.post(bench_serve.url + "/sparql", json={"query": "SELECT ?s WHERE { ?s ?p ?o } LIMIT 2"}, timeout=60)
     assert small.status_code == 200 and len(small.json()["rows"]) == 2, small.text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("quote", ['"""', "'''"])
+@pytest.mark.parametrize("end", ["\n", "\r", "\r\n"])
+def test_sparql_refuses_service_hidden_by_a_comment_and_calls_nobody(
+    bench_serve: RunningServer, loopback: Callable[[Callable[[Request], Reply]], Loopback], quote: str, end: str
+) -> None:
+    target = loopback(lambda request: Reply(200, '{"head":{"vars":[]},"results":{"bindings":[{}]}}'))
+    query = f"SELECT * WHERE {{ # {quote}{end}SERVICE <{target.url}/x> {{ ?s ?p ?o }} # {quote}{end}}}"
+    reply = requests.post(bench_serve.url + "/sparql", json={"query": query}, timeout=60)
+    assert reply.status_code == 422, reply.text
+    assert "SERVICE is refused" in reply.json()["error"]
+    assert target.requests == []
