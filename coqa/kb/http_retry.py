@@ -28,7 +28,7 @@ import time
 import urllib.error
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 import requests.adapters
@@ -42,7 +42,8 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 MAX_DETAIL = 200
-MAX_REPLY_BYTES = 256 << 20
+MAX_REPLY_BYTES = 256 << 20  # decoded bytes: urllib3 (>= 2.6) decompresses a read at a time
+MAX_REDIRECTS = 3
 READ_CHUNK = 1 << 16
 
 
@@ -93,7 +94,9 @@ class HTTPClient:
     server sending one byte every few seconds keeps it alive for ever. So each
     request runs under a timer that, when the time is up, shuts the request's
     socket down, which ends any read at once; the request then fails as
-    "no reply within N s". Replies larger than MAX_REPLY_BYTES are refused.
+    "no reply within N s". Replies larger than MAX_REPLY_BYTES once decoded
+    are refused while they stream in. Redirects are followed only within the
+    same origin: the request body (gStore's credentials) never goes elsewhere.
     """
 
     def __init__(self, timeout: float) -> None:
@@ -106,9 +109,7 @@ class HTTPClient:
         guard = _Deadline(self.timeout)
         _watched.guard = guard
         try:
-            with self.session.post(url, data=data, headers=dict(headers), timeout=self.timeout, stream=True) as response:
-                body = _read_bounded(response)
-                reply = HTTPReply(response.status_code, body, response.headers.get("Content-Type", ""))
+            reply = self._exchange(url, data, headers)
         except Exception as error:  # classified below; anything else is re-raised
             if not guard.expired:
                 raise
@@ -127,8 +128,41 @@ class HTTPClient:
         assert reply is not None
         return reply
 
+    def _exchange(self, url: str, data: bytes | Mapping[str, str], headers: Mapping[str, str]) -> HTTPReply:
+        """POST and read the reply, following a 307/308 redirect only within
+        the same origin (the body, gStore's credentials included, goes again
+        with it); RemoteFailure for a redirect to another origin."""
+        for _ in range(MAX_REDIRECTS + 1):
+            with self.session.post(
+                url, data=data, headers=dict(headers), timeout=self.timeout, stream=True, allow_redirects=False
+            ) as response:
+                location = response.headers.get("Location")
+                if response.status_code in (307, 308) and location:
+                    target = urljoin(url, location)
+                    if _origin(target) != _origin(url):
+                        raise RemoteFailure(
+                            f"HTTP {response.status_code}: a redirect to another origin ({first_line(_origin(target))}) is refused",
+                            retryable=False,
+                            reached=True,
+                        )
+                    url = target
+                    continue
+                return HTTPReply(response.status_code, _read_bounded(response), response.headers.get("Content-Type", ""))
+        raise RemoteFailure(f"more than {MAX_REDIRECTS} redirects", retryable=False, reached=True)
+
     def close(self) -> None:
         self.session.close()
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port of `url`, the port made explicit."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
 def _read_bounded(response: requests.Response) -> bytes:
