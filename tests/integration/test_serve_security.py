@@ -148,3 +148,26 @@ def test_sparql_refuses_service_hidden_by_a_comment_and_calls_nobody(
     assert reply.status_code == 422, reply.text
     assert "SERVICE is refused" in reply.json()["error"]
     assert target.requests == []
+
+
+# --- questions with control characters, over the demo knowledge base ----------
+
+
+@pytest.fixture(scope="module")
+def demo_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    work = tmp_path_factory.mktemp("demo-serve")
+    with coqa_serve(["--sparql-timeout", "2"], work / "serve.log", env=server_env(work)) as server:
+        yield server
+
+
+@pytest.mark.parametrize("char", ["\x00", "\n", "\x1b", "\x7f"])
+def test_a_control_character_in_a_question_is_a_4xx_naming_it(demo_serve: RunningServer, char: str) -> None:
+    question = f"周星驰{char}的身高是多少？"
+    reply = requests.post(demo_serve.url + "/answer", json={"question": question}, timeout=60)
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["error"] == f"question: must not hold control characters (U+{ord(char):04X} at position 3)"
+    batch = requests.post(demo_serve.url + "/answer/batch", json={"questions": ["周星驰的身高是多少？", question]}, timeout=60)
+    assert batch.status_code == 422, batch.text
+    assert batch.json()["error"].startswith("questions[1]: must not hold control characters")
+    fine = requests.post(demo_serve.url + "/answer", json={"question": "周星驰的身高是多少？"}, timeout=60)
+    assert fine.status_code == 200 and fine.json()["answers"] == ['"174cm"']
