@@ -85,3 +85,40 @@ def test_a_device_is_written_to_not_replaced(tmp_path: Path) -> None:
     done = coqa_answer(tmp_path, "q.txt", "-o", str(device))
     assert done.returncode == 0, done.stderr
     assert stat.S_ISCHR(device.stat().st_mode)
+
+
+def many_questions(work: Path, copies: int) -> Path:
+    demo = [line for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path = work / "many.txt"
+    path.write_text("".join(q + "\n" for q in demo * copies), encoding="utf-8")
+    return path
+
+
+def start_answer(work: Path, *options: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "coqa.cli.main", "answer", "many.txt", "-o", "result.txt", *options]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(work), cwd=work
+    )
+
+
+def wait_for(condition: object, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"no {what} within {WAIT} s"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stopped_run_leaves_no_part_file(tmp_path: Path, signum: int) -> None:
+    many_questions(tmp_path, 300)
+    process = start_answer(tmp_path)
+    try:
+        wait_for(lambda: list(tmp_path.glob(".result.txt.*.part")) or process.poll() is not None, "part file")
+        time.sleep(1)  # into the run: the pipeline is open and answering
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signum, stderr
+    assert stderr.endswith(f"coqa: error: stopped by {signal.Signals(signum).name}\n"), stderr
+    assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
