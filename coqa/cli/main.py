@@ -22,6 +22,7 @@ from coqa.cli.common import fail, is_utf8_text
 # Named by module so that catching them imports nothing: an error class whose
 # module was never imported cannot have been raised.
 USER_ERRORS = (
+    ("coqa.batch", "WorkerDied"),
     ("coqa.config", "ConfigError"),
     ("coqa.dataset", "DatasetError"),
     ("coqa.kb.base", "KBError"),

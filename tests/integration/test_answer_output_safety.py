@@ -122,3 +122,32 @@ def test_a_stopped_run_leaves_no_part_file(tmp_path: Path, signum: int) -> None:
     assert process.returncode == 128 + signum, stderr
     assert stderr.endswith(f"coqa: error: stopped by {signal.Signals(signum).name}\n"), stderr
     assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The spawned worker processes of `parent` (not its resource tracker)."""
+    pids = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and b"spawn_main" in command:
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_dead_worker_ends_the_run_with_a_message(tmp_path: Path) -> None:
+    many_questions(tmp_path, 300)
+    process = start_answer(tmp_path, "--jobs", "2")
+    try:
+        wait_for(lambda: len(worker_pids(process.pid)) == 2 or process.poll() is not None, "two workers")
+        time.sleep(1)
+        os.kill(worker_pids(process.pid)[0], signal.SIGKILL)
+        _, stderr = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert process.returncode == 1, stderr
+    assert stderr.splitlines()[-1].startswith("coqa: error: a worker process (of --jobs 2) died while answering"), stderr
+    assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
