@@ -49,6 +49,8 @@ STATIC_DIR = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1 << 20
 # Seconds a client refused because a SPARQL query was running is told to wait.
 SPARQL_RETRY_AFTER = 1
+# /health answers within this, whatever the knowledge base does.
+HEALTH_PROBE_SECONDS = 1.5
 
 DESCRIPTION = """Answer Chinese questions over PKU BASE and see why.
 
@@ -95,7 +97,7 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.get("/", include_in_schema=False)
-    def page() -> FileResponse:
+    async def page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html")
 
     @app.post("/answer", response_model=AnswerResult, responses=ERROR_REPLIES, summary="Answer one question")
@@ -137,10 +139,11 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
         )
 
     @app.get("/health", response_model=Health, responses={503: ERROR_REPLIES[503]}, summary="Is the service up?")
-    def health(request: Request) -> Health:
-        """Backend, knowledge base, model and counts; 503 when a probe query fails."""
+    async def health(request: Request) -> Health:
+        """Backend, knowledge base, model and counts; 503 when a probe query
+        fails or takes longer than HEALTH_PROBE_SECONDS."""
         service = _service(request)
-        probe = service.check_kb()
+        probe = await service.probe_kb(HEALTH_PROBE_SECONDS)
         return Health(
             status="ok",
             **service.describe(),
@@ -149,7 +152,7 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
         )
 
     @app.get("/examples", response_model=list[str], summary="Example questions of the demo knowledge base")
-    def examples() -> list[str]:
+    async def examples() -> list[str]:
         return [line.strip() for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     return app

@@ -229,6 +229,13 @@ class SparqlRunner:
             self._process = None
 
     def close(self) -> None:
-        """Stop the query process (if one was started)."""
-        with self._lock:
-            self._stop()
+        """Stop the query process (if one was started) at once, even while a
+        query runs (the request waiting for it gets an error)."""
+        process = self._process
+        if process is not None:
+            process.kill()
+        if self._lock.acquire(blocking=False):
+            try:
+                self._stop()
+            finally:
+                self._lock.release()

@@ -5,7 +5,10 @@ are bounded in memory and do not hold up /health."""
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -20,7 +23,7 @@ from coqa.kb.oxigraph_store import OxigraphStore  # noqa: E402
 from coqa.serve.process import RunningServer, coqa_serve  # noqa: E402
 from coqa.serve.sparql import with_row_cap  # noqa: E402
 
-from conftest import Loopback, Reply, Request  # noqa: E402
+from conftest import Loopback, Reply, Request, never_in_time  # noqa: E402
 
 
 
@@ -171,3 +174,67 @@ def test_a_control_character_in_a_question_is_a_4xx_naming_it(demo_serve: Runnin
     assert batch.json()["error"].startswith("questions[1]: must not hold control characters")
     fine = requests.post(demo_serve.url + "/answer", json={"question": "周星驰的身高是多少？"}, timeout=60)
     assert fine.status_code == 200 and fine.json()["answers"] == ['"174cm"']
+
+
+# --- a hung knowledge base; the server's end --------------------------------
+
+STOP_WAIT = 15  # SIGTERM: uvicorn's 3 s grace, the processes' shutdown, a margin
+CHILDREN_WAIT = 10
+
+
+def wait_until_gone(pids: list[int]) -> list[int]:
+    """The processes of `pids` still running (not ended, not zombies) after CHILDREN_WAIT seconds."""
+    deadline = time.monotonic() + CHILDREN_WAIT
+    while True:
+        running = []
+        for pid in pids:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != "Z":
+                running.append(pid)
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
+def test_with_a_hung_backend_health_and_page_answer_and_the_server_ends_with_its_children(
+    kb_store_dir: Path,
+    loopback: Callable[[Callable[[Request], Reply]], Loopback],
+    tmp_path: Path,
+    stop: str,
+) -> None:
+    hung = loopback(never_in_time)
+    env = {**server_env(tmp_path), "COQA_TIMEOUT": "60", "COQA_RETRIES": "0"}
+    options = ["--store", str(kb_store_dir), "--endpoint", hung.url + "/query", "--workers", "2"]
+    with coqa_serve(options, tmp_path / "serve.log", env=env) as server:
+        waiting = [
+            threading.Thread(target=requests.post, args=(server.url + "/answer",), kwargs={"json": {"question": "周星驰的身高是多少？"}, "timeout": 60}, daemon=True)
+            for _ in range(4)
+        ]
+        waiting.append(
+            threading.Thread(target=requests.post, args=(server.url + "/sparql",), kwargs={"json": {"query": "SELECT * WHERE { ?s ?p ?o }"}, "timeout": 60}, daemon=True)
+        )
+        for thread in waiting:
+            thread.start()
+        wait_for_requests(hung, 2)
+        for _ in range(3):
+            health = requests.get(server.url + "/health", timeout=HEALTH_WAIT)
+            assert health.status_code == 503 and "did not answer within" in health.json()["error"], health.text
+            assert requests.get(server.url + "/", timeout=HEALTH_WAIT).status_code == 200
+        children = descendants(server.process.pid)[1:]
+        assert len(children) >= 3  # two pipeline processes and the SPARQL process
+        started = time.monotonic()
+        server.process.send_signal(getattr(signal, stop))
+        server.process.wait(STOP_WAIT)
+        assert time.monotonic() - started < STOP_WAIT
+        assert wait_until_gone(children) == []
+
+
+def wait_for_requests(server: Loopback, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(server.requests) < count:
+        assert time.monotonic() < deadline, f"{len(server.requests)} requests reached the backend"
+        time.sleep(0.05)
