@@ -15,7 +15,8 @@ import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -77,9 +78,17 @@ ERROR_REPLIES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def create_app(settings: Settings, options: ServeOptions = ServeOptions(), service: QuestionService | None = None) -> FastAPI:
+def create_app(
+    settings: Settings,
+    options: ServeOptions = ServeOptions(),
+    service: QuestionService | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+) -> FastAPI:
     """The application over the settings' knowledge base and model. The
-    pipeline processes start at startup unless `service` is given (then the app owns it)."""
+    pipeline processes start at startup unless `service` is given (then the
+    app owns it). With `allowed_hosts`, a request whose Host header names
+    another host is refused (400): a server on loopback is then out of
+    reach of DNS rebinding (a page elsewhere whose name resolves to 127.0.0.1)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -93,6 +102,8 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
 
     app = FastAPIOffline(title="coqa", description=DESCRIPTION, version="1", lifespan=lifespan)
     app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
+    if allowed_hosts is not None:
+        app.add_middleware(HostCheck, allowed=tuple(allowed_hosts))
     _add_error_handlers(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
@@ -228,6 +239,28 @@ class BodySizeLimit:
                 return
             if int(length) > self.max_bytes:
                 await _send_error(send, 413, f"the body is larger than {self.max_bytes} bytes")
+                return
+        await self.app(scope, receive, send)
+
+
+class HostCheck:
+    """Refuse (400) a request whose Host header names none of `allowed`
+    (host names or addresses, any port). Starlette's TrustedHostMiddleware
+    is not used: it cuts a Host header at its first ':', so it cannot allow `[::1]:8000`."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+        self.app = app
+        self.allowed = {name.lower() for name in allowed}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            try:
+                name = urlsplit("//" + header).hostname or ""
+            except ValueError:
+                name = ""
+            if name.lower() not in self.allowed:
+                await _send_error(send, 400, f"this server answers requests for {', '.join(sorted(self.allowed))} only")
                 return
         await self.app(scope, receive, send)
 

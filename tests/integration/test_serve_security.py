@@ -176,6 +176,17 @@ def test_a_control_character_in_a_question_is_a_4xx_naming_it(demo_serve: Runnin
     assert fine.status_code == 200 and fine.json()["answers"] == ['"174cm"']
 
 
+# --- the connection level: Host header, slow clients ------------------------
+
+
+@pytest.mark.parametrize("host, status", [("evil.example", 400), ("127.0.0.1.evil.example:80", 400), ("localhost:1", 200), ("127.0.0.1", 200)])
+def test_a_host_header_naming_another_host_is_refused_on_loopback(demo_serve: RunningServer, host: str, status: int) -> None:
+    reply = requests.get(demo_serve.url + "/examples", headers={"Host": host}, timeout=10)
+    assert reply.status_code == status, reply.text
+    if status == 400:
+        assert "answers requests for" in reply.json()["error"]
+
+
 # --- a hung knowledge base; the server's end --------------------------------
 
 STOP_WAIT = 15  # SIGTERM: uvicorn's 3 s grace, the processes' shutdown, a margin
