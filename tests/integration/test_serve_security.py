@@ -187,6 +187,34 @@ def test_a_host_header_naming_another_host_is_refused_on_loopback(demo_serve: Ru
         assert "answers requests for" in reply.json()["error"]
 
 
+SLOW_CLIENT_WAIT = 30  # the server's REQUEST_SECONDS (10) and a margin
+
+
+def closed_by_server(connection: socket.socket) -> bool:
+    """True when the server closes `connection` before SLOW_CLIENT_WAIT passes."""
+    connection.settimeout(SLOW_CLIENT_WAIT)
+    try:
+        return connection.recv(65536) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_slow_clients_are_disconnected(demo_serve: RunningServer) -> None:
+    port = int(demo_serve.url.rsplit(":", 1)[1])
+    idle, half_headers, slow_body = (socket.create_connection(("127.0.0.1", port)) for _ in range(3))
+    try:
+        half_headers.sendall(b"POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")
+        slow_body.sendall(b"POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        for connection in (idle, half_headers, slow_body):
+            assert closed_by_server(connection)
+    finally:
+        for connection in (idle, half_headers, slow_body):
+            connection.close()
+    assert requests.get(demo_serve.url + "/examples", timeout=10).status_code == 200
+
+
 # --- a hung knowledge base; the server's end --------------------------------
 
 STOP_WAIT = 15  # SIGTERM: uvicorn's 3 s grace, the processes' shutdown, a margin
