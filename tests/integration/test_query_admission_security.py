@@ -109,3 +109,18 @@ def test_nesting_hidden_after_a_comment_is_refused_without_a_crash(
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.startswith("coqa: error: the query is nested too deeply: 4901 levels")
     assert done.stderr.count("\n") == 1
+
+
+def test_gstore_values_rewrite_is_bounded_before_it_is_sent(gstore_server: GStoreServer) -> None:
+    """gStore's VALUES rewrite repeats the group once per value: 200 values
+    times 40 patterns is refused once rewritten, before gStore sees it."""
+    values = " ".join(f"<e{number}>" for number in range(200))
+    patterns = " ".join(f"?e <p{number}> ?o{number} ." for number in range(40))
+    query = f"SELECT * WHERE {{ VALUES ?e {{ {values} }} {patterns} }}"
+    assert len(query) < 10_000
+    kb = GStore(gstore_server.url, gstore_server.db, timeout=10, retries=0)
+    try:
+        with pytest.raises(KBError, match="^once rewritten for the engine, the query is too long"):
+            kb.select(query)
+    finally:
+        kb.close()
