@@ -15,7 +15,7 @@ import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Awaitable, Sequence, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
@@ -46,12 +46,15 @@ from coqa.serve.service import KBUnavailable, QuestionService, WorkerFailed
 from coqa.serve.sparql import DEFAULT_MEMORY_MB, QueryRejected, QueryTimeout, QueryTooLarge, RunnerUnavailable, SparqlRunner
 
 log = logging.getLogger("coqa")
+T = TypeVar("T")
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1 << 20
 # Seconds a client refused because a SPARQL query was running is told to wait.
 SPARQL_RETRY_AFTER = 1
 # /health answers within this, whatever the knowledge base does.
 HEALTH_PROBE_SECONDS = 1.5
+# How often a waiting /answer checks that its client is still there.
+DISCONNECT_POLL_SECONDS = 0.2
 
 DESCRIPTION = """Answer Chinese questions over PKU BASE and see why.
 
@@ -114,14 +117,16 @@ def create_app(
     @app.post("/answer", response_model=AnswerResult, responses=ERROR_REPLIES, summary="Answer one question")
     async def answer(body: QuestionRequest, request: Request) -> AnswerResult:
         """The answers and the explanation, as `coqa ask --json` prints them."""
-        return answer_result(*await _service(request).answer(body.question, body.top))
+        return answer_result(*await while_connected(request, _service(request).answer(body.question, body.top)))
 
     @app.post("/answer/batch", response_model=BatchResult, responses=ERROR_REPLIES, summary="Answer several questions")
     async def answer_batch(body: BatchRequest, request: Request) -> BatchResult:
         """One result per question, in order (answered by all pipeline processes
         at once). A knowledge-base failure on any of them fails the whole batch with 503."""
         service = _service(request)
-        answers = await asyncio.gather(*(service.answer(question, body.top) for question in body.questions))
+        answers = await while_connected(
+            request, asyncio.gather(*(service.answer(question, body.top) for question in body.questions))
+        )
         return BatchResult(results=[answer_result(answer, total) for answer, total in answers])
 
     @app.post("/sparql", response_model=SparqlResult, responses=ERROR_REPLIES, summary="Run a SPARQL SELECT query")
@@ -169,6 +174,24 @@ def create_app(
     return app
 
 
+class ClientGone(Exception):
+    """The client closed its connection before its answer was ready."""
+
+
+async def while_connected(request: Request, work: Awaitable[T]) -> T:
+    """The result of `work`, cancelled (its questions not yet handed to a
+    pipeline process dropped) and ClientGone raised when the client hangs
+    up first: abandoned batches must not hold up the next client's question."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_SECONDS)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            task.cancel()
+            raise ClientGone()
+
+
 def _service(request: Request) -> QuestionService:
     return request.app.state.service
 
@@ -210,6 +233,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
         return error_reply(error.status_code, str(error.detail))
+
+    @app.exception_handler(ClientGone)
+    async def client_gone(request: Request, error: Exception) -> JSONResponse:
+        return error_reply(499, "the client closed the connection; its questions were dropped")
 
     @app.exception_handler(KBUnavailable)
     @app.exception_handler(WorkerFailed)

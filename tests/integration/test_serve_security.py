@@ -277,3 +277,25 @@ def wait_for_requests(server: Loopback, count: int) -> None:
     while len(server.requests) < count:
         assert time.monotonic() < deadline, f"{len(server.requests)} requests reached the backend"
         time.sleep(0.05)
+
+
+def test_abandoned_batches_are_dropped_not_answered(demo_serve: RunningServer) -> None:
+    demo = requests.get(demo_serve.url + "/examples", timeout=10).json()
+    batch = {"questions": (demo * 64)[:64]}
+    before = requests.get(demo_serve.url + "/health", timeout=10).json()["counts"].get("questions", 0)
+
+    def abandon() -> None:
+        try:
+            requests.post(demo_serve.url + "/answer/batch", json=batch, timeout=0.3)
+        except requests.Timeout:
+            pass
+
+    clients = [threading.Thread(target=abandon) for _ in range(20)]
+    for client in clients:
+        client.start()
+    for client in clients:
+        client.join()
+    reply = requests.post(demo_serve.url + "/answer", json={"question": "周星驰的身高是多少？"}, timeout=60)
+    assert reply.status_code == 200 and reply.json()["answers"] == ['"174cm"']
+    answered = requests.get(demo_serve.url + "/health", timeout=10).json()["counts"]["questions"] - before - 1
+    assert answered < 20 * 64 // 2, f"{answered} of {20 * 64} abandoned questions were answered"
