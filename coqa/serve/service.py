@@ -23,7 +23,7 @@ from typing import Any
 
 from coqa.config import Settings
 from coqa.explanation import Answer
-from coqa.kb import KnowledgeBase, open_kb, store_directory
+from coqa.kb import STORE_SUBDIR, KnowledgeBase, open_kb, store_directory
 from coqa.kb.base import KBError
 from coqa.kb.manifest import read_manifest
 from coqa.pipeline import KB_FAILURE, Pipeline
@@ -94,6 +94,7 @@ class QuestionService:
         # and not the server's exit (an executor's threads are joined at exit).
         self._probe: Future[float] | None = None
         self._probe_lock = threading.Lock()
+        self._store: tuple[int, int] | None = None
 
     @classmethod
     def open(cls, settings: Settings, workers: int) -> "QuestionService":
@@ -104,6 +105,7 @@ class QuestionService:
             # As many tasks as processes at once: the pool starts one process per waiting task.
             pending = [service._pool.submit(_describe_in_worker) for _ in range(workers)]
             service._description = [future.result(START_TIMEOUT) for future in pending][0]
+            service._store = store_identity(settings)
             service._kb = open_kb(settings)
         except BaseException:
             service.close()
@@ -124,6 +126,9 @@ class QuestionService:
         except BrokenProcessPool:
             self._replace_pool(pool)
             raise WorkerFailed("a pipeline process stopped while answering and was started anew; ask again") from None
+        except KBError as error:  # a pipeline process started anew could not open the knowledge base
+            self.count("kb_failures")
+            raise KBUnavailable(f"{KB_FAILURE}: {error}") from None
         self.count("questions")
         failure = answer.explanation.failure or ""
         if failure.startswith(KB_FAILURE):
@@ -142,6 +147,12 @@ class QuestionService:
     def check_kb(self) -> float:
         """Seconds a probe query took; KBUnavailable with the reason when it failed."""
         assert self._kb is not None, "service not opened"
+        if store_identity(self.settings) != self._store:
+            self.count("kb_failures")
+            raise KBUnavailable(
+                f"{KB_FAILURE}: the store at {store_directory(self.settings)} was replaced or removed "
+                "since the server started; restart coqa serve"
+            )
         started = time.perf_counter()
         try:
             with self._kb_lock:
@@ -201,6 +212,20 @@ class QuestionService:
         stop_workers(self._pool)
         if self._kb is not None and (self._probe is None or self._probe.done()):
             self._kb.close()
+
+
+def store_identity(settings: Settings) -> tuple[int, int] | None:
+    """What tells the embedded store the server opened from another one in
+    its place (`coqa load --replace` renames a new one in) or from none: the
+    store folder's device and inode. (0, 0) when it is gone; None for a
+    remote backend."""
+    if settings.backend != "oxigraph":
+        return None
+    try:
+        info = (store_directory(settings) / STORE_SUBDIR).stat()
+    except OSError:
+        return (0, 0)
+    return (info.st_dev, info.st_ino)
 
 
 def stop_workers(pool: ProcessPoolExecutor) -> None:

@@ -5,6 +5,7 @@ are bounded in memory and do not hold up /health."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import threading
@@ -17,6 +18,7 @@ import requests
 
 pytest.importorskip("fastapi", reason="coqa serve needs the serve extra: pip install -e '.[serve]'")
 
+from coqa.kb import STORE_SUBDIR  # noqa: E402
 from coqa.kb.gstore import GStore  # noqa: E402
 from coqa.kb.gstore_server import GStoreServer  # noqa: E402
 from coqa.kb.oxigraph_store import OxigraphStore  # noqa: E402
@@ -299,3 +301,18 @@ def test_abandoned_batches_are_dropped_not_answered(demo_serve: RunningServer) -
     assert reply.status_code == 200 and reply.json()["answers"] == ['"174cm"']
     answered = requests.get(demo_serve.url + "/health", timeout=10).json()["counts"]["questions"] - before - 1
     assert answered < 20 * 64 // 2, f"{answered} of {20 * 64} abandoned questions were answered"
+
+
+def test_a_store_removed_under_the_server_is_noticed(kb_store_dir: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(kb_store_dir, store)
+    with coqa_serve(["--store", str(store)], tmp_path / "serve.log", env=server_env(tmp_path)) as server:
+        assert requests.get(server.url + "/health", timeout=10).status_code == 200
+        (store / STORE_SUBDIR).rename(tmp_path / "moved-away")
+        health = requests.get(server.url + "/health", timeout=10)
+        assert health.status_code == 503 and "was replaced or removed" in health.json()["error"], health.text
+        # A pipeline process started anew cannot open the store: 503 with the reason, not 500.
+        os.kill(next(pid for pid in descendants(server.process.pid)[1:] if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()), signal.SIGKILL)
+        replies = [requests.post(server.url + "/answer", json={"question": "周星驰的身高是多少？"}, timeout=60) for _ in range(3)]
+        assert [reply.status_code for reply in replies][-1] == 503, [reply.text for reply in replies]
+        assert "no store at" in replies[-1].json()["error"]
