@@ -40,15 +40,14 @@ the same.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from coqa.kb import sparql_text
 from coqa.kb.admission import ASK, AdmittedQuery, admit, check_rewritten
 from coqa.kb.base import KBError, QueryResult
 from coqa.kb.http_retry import HTTPClient, RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
 from coqa.kb.names import gstore_to_name, to_gstore_sparql
 from coqa.kb.sparql_endpoint import decode_json, results_from_json
-from coqa.kb import sparql_text
 
 SERVICE = "gStore server"
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}

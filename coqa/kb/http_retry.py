@@ -140,8 +140,9 @@ class HTTPClient:
                 if response.status_code in (307, 308) and location:
                     target = urljoin(url, location)
                     if _origin(target) != _origin(url):
+                        elsewhere = first_line(_origin(target))
                         raise RemoteFailure(
-                            f"HTTP {response.status_code}: a redirect to another origin ({first_line(_origin(target))}) is refused",
+                            f"HTTP {response.status_code}: a redirect to another origin ({elsewhere}) is refused",
                             retryable=False,
                             reached=True,
                         )

@@ -167,10 +167,15 @@ def to_gstore_sparql(query: str) -> str:
 
 def _rewrite_for_gstore(token: Token) -> str:
     content = token.text[1:-1]
-    if _kept_as_it_is(token) and content.startswith(_W3C):
+    if not _kept_as_it_is(token):
+        return f"<{name_to_gstore(content)}>"
+    if content.startswith(_W3C):
         return token.text
-    name = iri_to_name(content) if _kept_as_it_is(token) else content
-    return f"<{name_to_gstore(name)}>"
+    try:
+        name = iri_to_name(content)
+    except UnicodeDecodeError:  # an escape that is not UTF-8: no name of ours, kept as text
+        name = None
+    return f"<{name_to_gstore(content if name is None else name)}>"
 
 
 def to_standard_sparql(query: str) -> str:
