@@ -4,11 +4,14 @@ hidden after a comment ending in a lone CR is bounded without a crash."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
@@ -124,3 +127,55 @@ def test_gstore_values_rewrite_is_bounded_before_it_is_sent(gstore_server: GStor
             kb.select(query)
     finally:
         kb.close()
+
+
+OPENERS = ["", "#", '# """', "# '''", '"""', "'''", '"', "'", "<", "<="]
+LINE_ENDS = ["", "\n", "\r", "\r\n"]
+CALLS = ["SERVICE <TARGET> { ?s ?p ?o }", "sErViCe SILENT t:x { ?s ?p ?o }"]
+
+
+def test_no_admitted_query_reaches_a_service_target(embedded_kb: OxigraphStore, service_target: Loopback) -> None:
+    """Every SERVICE call between any opener of a comment, string or IRI and
+    any line end, before and after it (3,200 queries): the embedded store
+    either refuses the query or runs it without calling the target. The
+    listener is the oracle, not the tokenizer."""
+    surroundings = [opener + end for opener in OPENERS for end in LINE_ENDS]
+    for call in CALLS:
+        call = call.replace("<TARGET>", f"<{service_target.url}/x>")
+        for before in surroundings:
+            for after in surroundings:
+                query = f"PREFIX t: <{service_target.url}/>\nSELECT * WHERE {{ {before} {call} {after} }}"
+                try:
+                    embedded_kb.select(query)
+                except KBError:
+                    pass
+                assert service_target.requests == [], repr(query)
+
+
+@pytest.fixture(scope="module")
+def service_target() -> Iterator[Loopback]:
+    """A SPARQL endpoint on 127.0.0.1 for the whole module, recording what reaches it."""
+    state = Loopback("")
+    row = '{"head":{"vars":[]},"results":{"bindings":[{}]}}'
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state.requests.append(Request(self.command, self.path, {}, b"", time.monotonic(), threading.Event()))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("Content-Length", str(len(row)))
+            self.end_headers()
+            self.wfile.write(row.encode())
+
+        do_POST = do_GET
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Silent."""
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    yield state
+    server.shutdown()
+    server.server_close()
