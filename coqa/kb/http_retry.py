@@ -297,6 +297,10 @@ def _causes(error: BaseException) -> Iterator[BaseException]:
         pending.extend(item for item in linked if isinstance(item, BaseException))
 
 
+# Errors only connecting can raise: nothing was sent.
+_CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
+
+
 def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailure | None:
     """Classify an exception raised by urllib or requests; None if it is not a transport failure."""
     if isinstance(error, RemoteFailure):
@@ -305,7 +309,7 @@ def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailur
         return http_failure(error.code, first_line(error.read() or b""))
     causes = list(_causes(error))
     # Failures while connecting happen before anything was sent: those alone are retried.
-    unsent = any(isinstance(c, (NewConnectionError, ConnectTimeoutError)) for c in causes)
+    unsent = any(isinstance(c, (NewConnectionError, ConnectTimeoutError, requests.ConnectTimeout)) for c in causes)
     if isinstance(error, requests.Timeout) or any(isinstance(c, TimeoutError) for c in causes):
         return RemoteFailure(f"no reply within {timeout:g} s", retryable=unsent, reached=False)
     for cause in causes:
@@ -315,7 +319,7 @@ def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailur
             return RemoteFailure(f"unknown host ({cause.strerror})", retryable=True, reached=False)
         if isinstance(cause, OSError) and cause.errno is not None:
             reason = "connection refused" if cause.errno == errno.ECONNREFUSED else os.strerror(cause.errno).lower()
-            return RemoteFailure(reason, retryable=unsent or cause.errno == errno.ECONNREFUSED, reached=False)
+            return RemoteFailure(reason, retryable=unsent or cause.errno in _CONNECT_ERRNOS, reached=False)
     if isinstance(error, (OSError, http.client.HTTPException, requests.RequestException)):
         return RemoteFailure(first_line(str(error)) or type(error).__name__, retryable=unsent, reached=False)
     return None
