@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -76,6 +78,10 @@ def answer_safely(pipeline: Pipeline, question: str) -> Answer:
         return Answer([], Explanation(question=question, failure=f"internal error: {type(error).__name__}: {error}"))
 
 
+class WorkerDied(Exception):
+    """A worker process of `answer_stream` ended while answering; the message says so in one line."""
+
+
 def _init_worker(settings: Settings) -> None:
     global _worker_pipeline
     _worker_pipeline = Pipeline.from_settings(settings)
@@ -99,8 +105,19 @@ def answer_stream(settings: Settings, questions: Sequence[str], jobs: int = 1) -
         return
     Pipeline.from_settings(settings).close()  # fail fast, in this process, on a bad KB or model
     context = multiprocessing.get_context("spawn")
-    with context.Pool(jobs, initializer=_init_worker, initargs=(settings,)) as pool:
-        yield from pool.imap(_answer_in_worker, questions, chunksize=4)
+    # An executor, not a multiprocessing.Pool: a Pool whose worker dies loses
+    # that worker's questions and waits for them for ever; the executor fails.
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)) as pool:
+        try:
+            yield from pool.map(_answer_in_worker, questions, chunksize=4)
+        except BrokenProcessPool:
+            raise WorkerDied(
+                f"a worker process (of --jobs {jobs}) died while answering: killed, or out of memory; "
+                "run again, or with fewer --jobs"
+            ) from None
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def write_answers(

@@ -139,7 +139,7 @@ def run_answer(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     report = BatchReport()
     try:
-        output = ResultOutput(args.output)
+        output = ResultOutput(args.output, inputs=[args.questions])
     except OSError as error:
         return fail(f"cannot write {args.output}: {error.strerror}")
     try:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
+from typing import Any
 
 from coqa import __version__
 from coqa.cli import answer_commands, eval_commands, export_command, kb_commands, serve_command, sparql_command
@@ -19,6 +22,7 @@ from coqa.cli.common import fail, is_utf8_text
 # Named by module so that catching them imports nothing: an error class whose
 # module was never imported cannot have been raised.
 USER_ERRORS = (
+    ("coqa.batch", "WorkerDied"),
     ("coqa.config", "ConfigError"),
     ("coqa.dataset", "DatasetError"),
     ("coqa.kb.base", "KBError"),
@@ -82,16 +86,44 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
+    previous = _stop_on_signals()
     try:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
+    except Stopped as stop:
+        return fail(f"stopped by {signal.Signals(stop.signum).name}", 128 + stop.signum)
     except BrokenPipeError:
         return 0
     except Exception as error:
         if isinstance(error, _user_errors()):
             return fail(str(error))
         raise
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the command like Ctrl-C does, so
+    that what it was writing (a `.part` file) is removed on the way out.
+    A BaseException, so that no `except Exception` of a stage catches it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """Turn SIGTERM and SIGHUP into `Stopped` (in the main thread only, where
+    Python runs signal handlers); the handlers they replaced, to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.signal(signum, _raise_stopped) for signum in (signal.SIGTERM, signal.SIGHUP)}
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from coqa.cli.common import add_kb_options, fail, settings_from_args
+from coqa.serve.sparql import DEFAULT_MEMORY_MB
 
 EPILOG = """\
 The page at http://HOST:PORT/ asks questions and shows why; the API is
@@ -37,6 +38,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--sparql-timeout", type=float, default=10.0, help="time limit of POST /sparql in seconds (default 10)"
     )
+    parser.add_argument(
+        "--sparql-memory",
+        type=int,
+        default=DEFAULT_MEMORY_MB,
+        metavar="MB",
+        help=f"data memory limit of the POST /sparql query process in MB (default {DEFAULT_MEMORY_MB})",
+    )
     add_kb_options(parser)
     parser.set_defaults(run=run)
 
@@ -44,8 +52,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         return fail("--workers must be at least 1", 2)
-    if args.sparql_rows < 1 or args.sparql_timeout <= 0:
-        return fail("--sparql-rows and --sparql-timeout must be positive", 2)
+    if args.sparql_rows < 1 or args.sparql_timeout <= 0 or args.sparql_memory < 1:
+        return fail("--sparql-rows, --sparql-timeout and --sparql-memory must be positive", 2)
     if not 0 < args.port < 65536:
         return fail("--port must be between 1 and 65535", 2)
     try:
@@ -54,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         return fail(f"coqa serve needs the serve extra ({error.name} is missing): pip install 'coqa[serve]'")
     settings = settings_from_args(args)
-    serve(settings, ServeOptions(args.workers, args.sparql_rows, args.sparql_timeout), args.host, args.port)
+    serve(settings, ServeOptions(args.workers, args.sparql_rows, args.sparql_timeout, args.sparql_memory), args.host, args.port)
     return 0

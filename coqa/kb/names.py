@@ -18,6 +18,8 @@ from functools import lru_cache
 from typing import Callable, NamedTuple
 from urllib.parse import unquote
 
+from coqa.kb.sparql_text import COMMENT, IRI, Token, is_reference, tokens
+
 NAME_BASE = "http://pkubase.org/r/"
 
 # Characters that may stand unescaped in the path of an absolute IRI
@@ -141,52 +143,57 @@ def sparql_name(name: str) -> str:
 
 _UNSAFE_BARE_NAME = re.compile(r"[<>\n\r]")
 _W3C = "http://www.w3.org/"
-_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
-_IRIREF = re.compile(r"<([^<>\n]*)>")
 
 
-def _rewrite_iri(content: str) -> str:
-    if content.startswith(NAME_BASE) or content.startswith(_W3C):
-        return f"<{content}>"
-    return f"<{name_to_iri(content)}>"
+def _kept_as_it_is(token: Token) -> bool:
+    """True for an IRI reference an engine may be sent unchanged: a well-formed
+    one (no escapes) under NAME_BASE or the W3C vocabularies."""
+    content = token.text[1:-1]
+    return token.kind == IRI and "\\" not in content and content.startswith((NAME_BASE, _W3C))
+
+
+def _rewrite_iri(token: Token) -> str:
+    if _kept_as_it_is(token):
+        return token.text
+    return f"<{name_to_iri(token.text[1:-1])}>"
 
 
 def to_gstore_sparql(query: str) -> str:
     """Rewrite a query in PKU BASE style for gStore: every `<name>` in gStore's
     form (`name_to_gstore`); absolute `NAME_BASE` IRIs back to that form too;
-    W3C vocabulary IRIs kept."""
+    W3C vocabulary IRIs kept; comments dropped."""
     return _map_iris(query, _rewrite_for_gstore)
 
 
-def _rewrite_for_gstore(content: str) -> str:
+def _rewrite_for_gstore(token: Token) -> str:
+    content = token.text[1:-1]
+    if not _kept_as_it_is(token):
+        return f"<{name_to_gstore(content)}>"
     if content.startswith(_W3C):
-        return f"<{content}>"
-    name = iri_to_name(content)
+        return token.text
+    try:
+        name = iri_to_name(content)
+    except UnicodeDecodeError:  # an escape that is not UTF-8: no name of ours, kept as text
+        name = None
     return f"<{name_to_gstore(content if name is None else name)}>"
 
 
 def to_standard_sparql(query: str) -> str:
     """Rewrite a query in PKU BASE style (bare `<name>`s) into standard SPARQL.
 
-    Every `<...>` outside string literals is taken as a PKU BASE name and
-    replaced by its absolute IRI, except IRIs already under `NAME_BASE` and
-    W3C vocabulary IRIs (datatypes such as xsd:integer). A `<` followed by
-    white space or `=` is a comparison operator, not a name.
+    Every IRI reference or bare name (as `coqa.kb.sparql_text` reads them:
+    not inside a string or a comment) is taken as a PKU BASE name and
+    replaced by its absolute IRI, except well-formed IRIs already under
+    `NAME_BASE` and W3C vocabulary IRIs (datatypes such as xsd:integer). A
+    `<` followed by white space or `=` is a comparison operator, not a name
+    (unless the engine would read it as an IRI: then it is rewritten as one).
+    Comments are dropped, so the engine reads no text the tokenizer did not.
     """
     return _map_iris(query, _rewrite_iri)
 
 
-def _map_iris(query: str, rewrite: Callable[[str], str]) -> str:
-    """Apply `rewrite` to the content of every IRI reference outside string literals."""
-
-    def replace(match: re.Match[str]) -> str:
-        content = match.group("iri")
-        return match.group(0) if content is None else rewrite(content)
-
-    return _STRING_OR_IRIREF.sub(replace, query)
-
-
-# One left-to-right scan (a regex, not a loop over characters: every query
-# passes here): a string literal is kept whole, so a `<` inside it is not a
-# name; a `<` followed by white space or `=` is a comparison, not a name.
-_STRING_OR_IRIREF = re.compile(_STRING.pattern + r"|<(?![ \t\n=])(?P<iri>[^<>\n]*)>", re.S)
+def _map_iris(query: str, rewrite: Callable[[Token], str]) -> str:
+    """`query` with `rewrite` applied to every IRI reference and bare name, without its comments."""
+    return "".join(
+        rewrite(token) if is_reference(token) else token.text for token in tokens(query) if token.kind != COMMENT
+    )

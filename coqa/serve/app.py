@@ -15,7 +15,8 @@ import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Sequence, TypeVar
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -42,11 +43,18 @@ from coqa.serve.schemas import (
     SparqlResult,
 )
 from coqa.serve.service import KBUnavailable, QuestionService, WorkerFailed
-from coqa.serve.sparql import QueryRejected, QueryTimeout, RunnerUnavailable, SparqlRunner
+from coqa.serve.sparql import DEFAULT_MEMORY_MB, QueryRejected, QueryTimeout, QueryTooLarge, RunnerUnavailable, SparqlRunner
 
 log = logging.getLogger("coqa")
+T = TypeVar("T")
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1 << 20
+# Seconds a client refused because a SPARQL query was running is told to wait.
+SPARQL_RETRY_AFTER = 1
+# /health answers within this, whatever the knowledge base does.
+HEALTH_PROBE_SECONDS = 1.5
+# How often a waiting /answer checks that its client is still there.
+DISCONNECT_POLL_SECONDS = 0.2
 
 DESCRIPTION = """Answer Chinese questions over PKU BASE and see why.
 
@@ -63,6 +71,7 @@ class ServeOptions:
     workers: int = 1
     sparql_rows: int = 1000
     sparql_seconds: float = 10.0
+    sparql_memory_mb: int = DEFAULT_MEMORY_MB
 
 
 ERROR_REPLIES: dict[int | str, dict[str, Any]] = {
@@ -72,14 +81,22 @@ ERROR_REPLIES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def create_app(settings: Settings, options: ServeOptions = ServeOptions(), service: QuestionService | None = None) -> FastAPI:
+def create_app(
+    settings: Settings,
+    options: ServeOptions = ServeOptions(),
+    service: QuestionService | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+) -> FastAPI:
     """The application over the settings' knowledge base and model. The
-    pipeline processes start at startup unless `service` is given (then the app owns it)."""
+    pipeline processes start at startup unless `service` is given (then the
+    app owns it). With `allowed_hosts`, a request whose Host header names
+    another host is refused (400): a server on loopback is then out of
+    reach of DNS rebinding (a page elsewhere whose name resolves to 127.0.0.1)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.service = service or QuestionService.open(settings, options.workers)
-        app.state.runner = SparqlRunner(settings, options.sparql_rows, options.sparql_seconds)
+        app.state.runner = SparqlRunner(settings, options.sparql_rows, options.sparql_seconds, options.sparql_memory_mb)
         try:
             yield
         finally:
@@ -88,24 +105,28 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
 
     app = FastAPIOffline(title="coqa", description=DESCRIPTION, version="1", lifespan=lifespan)
     app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
+    if allowed_hosts is not None:
+        app.add_middleware(HostCheck, allowed=tuple(allowed_hosts))
     _add_error_handlers(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.get("/", include_in_schema=False)
-    def page() -> FileResponse:
+    async def page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html")
 
     @app.post("/answer", response_model=AnswerResult, responses=ERROR_REPLIES, summary="Answer one question")
     async def answer(body: QuestionRequest, request: Request) -> AnswerResult:
         """The answers and the explanation, as `coqa ask --json` prints them."""
-        return answer_result(*await _service(request).answer(body.question, body.top))
+        return answer_result(*await while_connected(request, _service(request).answer(body.question, body.top)))
 
     @app.post("/answer/batch", response_model=BatchResult, responses=ERROR_REPLIES, summary="Answer several questions")
     async def answer_batch(body: BatchRequest, request: Request) -> BatchResult:
         """One result per question, in order (answered by all pipeline processes
         at once). A knowledge-base failure on any of them fails the whole batch with 503."""
         service = _service(request)
-        answers = await asyncio.gather(*(service.answer(question, body.top) for question in body.questions))
+        answers = await while_connected(
+            request, asyncio.gather(*(service.answer(question, body.top) for question in body.questions))
+        )
         return BatchResult(results=[answer_result(answer, total) for answer, total in answers])
 
     @app.post("/sparql", response_model=SparqlResult, responses=ERROR_REPLIES, summary="Run a SPARQL SELECT query")
@@ -117,10 +138,10 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
             limited = runner.select(body.query, body.limit)
         except QueryRejected as error:
             return error_reply(422, str(error))
-        except QueryTimeout as error:
+        except (QueryTimeout, QueryTooLarge) as error:
             return error_reply(422, f"{error}: make the query more selective")
         except RunnerUnavailable as error:
-            return error_reply(503, str(error))
+            return error_reply(503, str(error), {"Retry-After": str(SPARQL_RETRY_AFTER)})
         except KBError as error:
             _service(request).check_kb()  # KBUnavailable (503) when the knowledge base itself is down
             return error_reply(422, f"the knowledge base refused the query: {error}")
@@ -134,10 +155,11 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
         )
 
     @app.get("/health", response_model=Health, responses={503: ERROR_REPLIES[503]}, summary="Is the service up?")
-    def health(request: Request) -> Health:
-        """Backend, knowledge base, model and counts; 503 when a probe query fails."""
+    async def health(request: Request) -> Health:
+        """Backend, knowledge base, model and counts; 503 when a probe query
+        fails or takes longer than HEALTH_PROBE_SECONDS."""
         service = _service(request)
-        probe = service.check_kb()
+        probe = await service.probe_kb(HEALTH_PROBE_SECONDS)
         return Health(
             status="ok",
             **service.describe(),
@@ -146,10 +168,28 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
         )
 
     @app.get("/examples", response_model=list[str], summary="Example questions of the demo knowledge base")
-    def examples() -> list[str]:
+    async def examples() -> list[str]:
         return [line.strip() for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     return app
+
+
+class ClientGone(Exception):
+    """The client closed its connection before its answer was ready."""
+
+
+async def while_connected(request: Request, work: Awaitable[T]) -> T:
+    """The result of `work`, cancelled (its questions not yet handed to a
+    pipeline process dropped) and ClientGone raised when the client hangs
+    up first: abandoned batches must not hold up the next client's question."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_SECONDS)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            task.cancel()
+            raise ClientGone()
 
 
 def _service(request: Request) -> QuestionService:
@@ -168,8 +208,8 @@ def answer_result(answer: Answer, candidates_total: int) -> AnswerResult:
     )
 
 
-def error_reply(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": " ".join(message.split())}, status_code=status)
+def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": " ".join(message.split())}, status_code=status, headers=headers)
 
 
 def validation_message(error: RequestValidationError) -> str:
@@ -193,6 +233,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
         return error_reply(error.status_code, str(error.detail))
+
+    @app.exception_handler(ClientGone)
+    async def client_gone(request: Request, error: Exception) -> JSONResponse:
+        return error_reply(499, "the client closed the connection; its questions were dropped")
 
     @app.exception_handler(KBUnavailable)
     @app.exception_handler(WorkerFailed)
@@ -222,6 +266,28 @@ class BodySizeLimit:
                 return
             if int(length) > self.max_bytes:
                 await _send_error(send, 413, f"the body is larger than {self.max_bytes} bytes")
+                return
+        await self.app(scope, receive, send)
+
+
+class HostCheck:
+    """Refuse (400) a request whose Host header names none of `allowed`
+    (host names or addresses, any port). Starlette's TrustedHostMiddleware
+    is not used: it cuts a Host header at its first ':', so it cannot allow `[::1]:8000`."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+        self.app = app
+        self.allowed = {name.lower() for name in allowed}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            try:
+                name = urlsplit("//" + header).hostname or ""
+            except ValueError:
+                name = ""
+            if name.lower() not in self.allowed:
+                await _send_error(send, 400, f"this server answers requests for {', '.join(sorted(self.allowed))} only")
                 return
         await self.app(scope, receive, send)
 

@@ -6,6 +6,7 @@ The explanation records are the pipeline's own dataclasses
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
@@ -26,10 +27,20 @@ def _not_blank(text: str) -> str:
     return text
 
 
+def _no_control_characters(text: str) -> str:
+    """A question is one line of text: NUL, line breaks, tabs and other
+    control characters (Unicode category Cc) are refused, saying where."""
+    for position, char in enumerate(text):
+        if unicodedata.category(char) == "Cc":
+            raise ValueError(f"must not hold control characters (U+{ord(char):04X} at position {position})")
+    return text
+
+
 QuestionText = Annotated[
     StrictStr,
     Field(min_length=1, max_length=MAX_QUESTION_LENGTH, examples=["周星驰的身高是多少？"]),
     AfterValidator(_not_blank),
+    AfterValidator(_no_control_characters),
 ]
 Top = Annotated[StrictInt, Field(ge=0, le=MAX_TOP, description="candidate queries to return, best first")]
 

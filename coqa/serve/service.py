@@ -13,21 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import signal
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import Any
 
 from coqa.config import Settings
 from coqa.explanation import Answer
-from coqa.kb import KnowledgeBase, open_kb, store_directory
+from coqa.kb import STORE_SUBDIR, KnowledgeBase, open_kb, store_directory
 from coqa.kb.base import KBError
 from coqa.kb.loading.manifest import read_manifest
 from coqa.pipeline import KB_FAILURE, Pipeline
+from coqa.serve.child_process import die_with_parent, ignore_interrupt
 
 # The cheapest query that needs a working knowledge base.
 PROBE_QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"
@@ -49,7 +49,8 @@ def _open_pipeline(settings: Settings) -> None:
     # A failure is kept for the tasks to raise (with its one-line message)
     # instead of being printed as a traceback by the pool.
     global _worker_pipeline
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops this process
+    ignore_interrupt()
+    die_with_parent()
     try:
         _worker_pipeline = Pipeline.from_settings(settings)
     except Exception as error:  # noqa: BLE001 - any failure to open is reported to the caller
@@ -88,6 +89,12 @@ class QuestionService:
         self._counts: Counter[str] = Counter()
         self._counts_lock = threading.Lock()
         self._description: dict[str, Any] = {}
+        # One probe at a time, on a daemon thread of its own: a hung knowledge
+        # base holds that thread only, never the server's request threads,
+        # and not the server's exit (an executor's threads are joined at exit).
+        self._probe: Future[float] | None = None
+        self._probe_lock = threading.Lock()
+        self._store: tuple[int, int] | None = None
 
     @classmethod
     def open(cls, settings: Settings, workers: int) -> "QuestionService":
@@ -98,6 +105,7 @@ class QuestionService:
             # As many tasks as processes at once: the pool starts one process per waiting task.
             pending = [service._pool.submit(_describe_in_worker) for _ in range(workers)]
             service._description = [future.result(START_TIMEOUT) for future in pending][0]
+            service._store = store_identity(settings)
             service._kb = open_kb(settings.kb_config())
         except BaseException:
             service.close()
@@ -118,6 +126,9 @@ class QuestionService:
         except BrokenProcessPool:
             self._replace_pool(pool)
             raise WorkerFailed("a pipeline process stopped while answering and was started anew; ask again") from None
+        except KBError as error:  # a pipeline process started anew could not open the knowledge base
+            self.count("kb_failures")
+            raise KBUnavailable(f"{KB_FAILURE}: {error}") from None
         self.count("questions")
         failure = answer.explanation.failure or ""
         if failure.startswith(KB_FAILURE):
@@ -136,6 +147,12 @@ class QuestionService:
     def check_kb(self) -> float:
         """Seconds a probe query took; KBUnavailable with the reason when it failed."""
         assert self._kb is not None, "service not opened"
+        if store_identity(self.settings) != self._store:
+            self.count("kb_failures")
+            raise KBUnavailable(
+                f"{KB_FAILURE}: the store at {store_directory(self.settings.kb_config())} was replaced or removed "
+                "since the server started; restart coqa serve"
+            )
         started = time.perf_counter()
         try:
             with self._kb_lock:
@@ -144,6 +161,26 @@ class QuestionService:
             self.count("kb_failures")
             raise KBUnavailable(f"{KB_FAILURE}: {error}") from None
         return time.perf_counter() - started
+
+    async def probe_kb(self, wait: float) -> float:
+        """`check_kb` for /health, waiting at most `wait` seconds: a probe
+        still running is joined rather than another started; KBUnavailable
+        when it fails or does not end in time (it goes on in the background)."""
+        with self._probe_lock:
+            if self._probe is None or self._probe.done():
+                self._probe = Future()
+                threading.Thread(target=self._run_probe, args=(self._probe,), name="kb-probe", daemon=True).start()
+            probe = self._probe
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(probe)), wait)
+        except asyncio.TimeoutError:
+            raise KBUnavailable(f"{KB_FAILURE}: the probe query did not answer within {wait:g} s") from None
+
+    def _run_probe(self, probe: Future[float]) -> None:
+        try:
+            probe.set_result(self.check_kb())
+        except BaseException as error:  # noqa: BLE001 - handed to the waiting request
+            probe.set_exception(error)
 
     def count(self, event: str) -> None:
         """Count one `event` (questions, answered, kb_failures, sparql)."""
@@ -169,7 +206,38 @@ class QuestionService:
         return description
 
     def close(self) -> None:
-        """Stop the pipeline processes and close the probe connection."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._kb is not None:
+        """Stop the pipeline processes and close the probe connection, without
+        waiting for a question or a probe that a hung knowledge base holds up
+        (a pipeline process whose server is gone ends by itself)."""
+        stop_workers(self._pool)
+        if self._kb is not None and (self._probe is None or self._probe.done()):
             self._kb.close()
+
+
+def store_identity(settings: Settings) -> tuple[int, int] | None:
+    """What tells the embedded store the server opened from another one in
+    its place (`coqa load --replace` renames a new one in) or from none: the
+    store folder's device and inode. (0, 0) when it is gone; None for a
+    remote backend."""
+    if settings.backend != "oxigraph":
+        return None
+    try:
+        info = (store_directory(settings.kb_config()) / STORE_SUBDIR).stat()
+    except OSError:
+        return (0, 0)
+    return (info.st_dev, info.st_ino)
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Shut `pool` down and kill its processes now: Python joins a process
+    pool's manager thread at exit, which waits for the questions its
+    processes are answering (for as long as a hung knowledge base holds them).
+    Before Python 3.14 (`terminate_workers`) there is no public way to do it."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.kill()

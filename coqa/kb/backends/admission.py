@@ -4,12 +4,20 @@ Every backend calls `admit` (the embedded store `admit_prepared`) first, so
 the same rule holds for the embedded store, SPARQL endpoints and gStore, and
 nothing leaves the process that was not checked:
 
-1. Size and shape bounds, checked on the text before any parser sees it: the
+1. Size and shape bounds, checked on the text before any parser sees it and
+   again on every rewritten text a backend sends (`check_rewritten`): the
    SPARQL parser and query planner recurse, and deeply nested or very long
    queries overflow their stack (a segfault, not an exception) or take
    seconds to plan. The bounds are far above any CCKS gold query or query
-   coqa generates (those have at most a handful of patterns).
-2. The text (in PKU BASE style, rewritten by the name codec) is parsed by
+   coqa generates (those have at most a handful of patterns). Brackets,
+   comments and strings are found by `coqa.kb.sparql_text`, the tokenizer
+   whose rules are the engine's (a comment ending in a lone CR hides nothing).
+2. SERVICE is refused in every spelling: a federated query makes the engine
+   (the embedded store included) send HTTP requests to any address.
+   pyoxigraph (0.5) has no option to switch SERVICE off or to give it a
+   handler, so this check is the guard; comments are dropped before any
+   engine sees a query, so none can hide the keyword.
+3. The text (in PKU BASE style, rewritten by the name codec) is parsed by
    pyoxigraph's SPARQL parser. Only SELECT and ASK pass; updates (INSERT,
    DELETE, DROP, CLEAR, LOAD, ...) do not even parse as a query, CONSTRUCT and
    DESCRIBE are refused by their form. gStore executes updates sent as
@@ -33,8 +41,14 @@ import pyoxigraph as ox
 
 from coqa.kb.base import KBError
 from coqa.kb.names import to_standard_sparql
+from coqa.kb.sparql_text import mentions_service, tokens
 
 MAX_QUERY_CHARS = 10_000
+# A rewritten text may be longer than its query: a name's non-ASCII
+# characters are percent-encoded (9 characters for one CJK character), and
+# gStore's VALUES rewrite repeats the group once per value.
+MAX_REWRITTEN_CHARS = 100_000
+MAX_REWRITTEN_PATTERNS = 1_000
 MAX_NESTING = 50
 MAX_UNIONS = 100
 MAX_TRIPLE_PATTERNS = 50
@@ -42,12 +56,6 @@ MAX_TRIPLE_PATTERNS = 50
 SELECT = "select"
 ASK = "ask"
 
-# Strings and IRI references: their content is not structure.
-_OPAQUE = re.compile(
-    r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\''
-    r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>\s=][^<>\n]*>|#[^\n]*',
-    re.S,
-)
 _BRACKET = re.compile(r"[(){}\[\]]")
 _UNION = re.compile(r"\bunion\b", re.I)
 # A triple pattern ends at '.', ';' or ',' (not the '.' inside a number).
@@ -85,6 +93,7 @@ def admit_prepared(query: str, store: ox.Store) -> tuple[AdmittedQuery, ox.Query
     through."""
     check_bounds(query)
     standard = to_standard_sparql(query)
+    check_rewritten(standard)
     try:
         prepared = store.query(standard)
     except SyntaxError as error:
@@ -101,11 +110,17 @@ def admit_prepared(query: str, store: ox.Store) -> tuple[AdmittedQuery, ox.Query
     raise KBError("only SELECT and ASK queries are accepted (CONSTRUCT and DESCRIBE are not)")
 
 
-def check_bounds(query: str) -> None:
-    """KBError when `query` exceeds the size, nesting, UNION or pattern bounds."""
-    if len(query) > MAX_QUERY_CHARS:
-        raise KBError(f"the query is too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})")
-    structure = _OPAQUE.sub(" ", query)
+def check_bounds(
+    query: str, max_chars: int = MAX_QUERY_CHARS, max_patterns: int = MAX_TRIPLE_PATTERNS, max_unions: int = MAX_UNIONS
+) -> None:
+    """KBError when `query` exceeds the size, nesting, UNION or pattern
+    bounds, or holds the SERVICE keyword."""
+    if len(query) > max_chars:
+        raise KBError(f"the query is too long: {len(query):,} characters (at most {max_chars:,})")
+    if mentions_service(query):
+        raise KBError("SERVICE is refused: coqa queries only its own knowledge base")
+    # Strings, IRIs, names and comments replaced by a space: their content is not structure.
+    structure = "".join(token.text if token.is_structure else " " for token in tokens(query))
     depth = deepest = 0
     for char in _BRACKET.findall(structure):  # brackets only: every query passes here
         if char in "({[":
@@ -116,11 +131,21 @@ def check_bounds(query: str) -> None:
     if deepest > MAX_NESTING:
         raise KBError(f"the query is nested too deeply: {deepest} levels of brackets (at most {MAX_NESTING})")
     unions = len(_UNION.findall(structure))
-    if unions > MAX_UNIONS:
-        raise KBError(f"the query has too many UNIONs: {unions:,} (at most {MAX_UNIONS})")
+    if unions > max_unions:
+        raise KBError(f"the query has too many UNIONs: {unions:,} (at most {max_unions:,})")
     patterns = len(_PATTERN_END.findall(structure))
-    if patterns > MAX_TRIPLE_PATTERNS:
-        raise KBError(f"the query has too many triple patterns: about {patterns:,} (at most {MAX_TRIPLE_PATTERNS})")
+    if patterns > max_patterns:
+        raise KBError(f"the query has too many triple patterns: about {patterns:,} (at most {max_patterns})")
+
+
+def check_rewritten(text: str) -> None:
+    """`check_bounds` for a text a backend made from an admitted query, just
+    before sending it: the same nesting bound, the wider size and pattern
+    bounds a rewrite needs (gStore's VALUES rewrite makes a UNION per value)."""
+    try:
+        check_bounds(text, MAX_REWRITTEN_CHARS, MAX_REWRITTEN_PATTERNS, MAX_REWRITTEN_PATTERNS)
+    except KBError as error:
+        raise KBError(f"once rewritten for the engine, {error}") from None
 
 
 @lru_cache(maxsize=1)

@@ -40,10 +40,10 @@ the same.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from coqa.kb.backends.admission import ASK, AdmittedQuery, admit
+from coqa.kb import sparql_text
+from coqa.kb.backends.admission import ASK, AdmittedQuery, admit, check_rewritten
 from coqa.kb.base import KBError, QueryResult
 from coqa.kb.backends.http_retry import HTTPClient, RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
 from coqa.kb.names import gstore_to_name, to_gstore_sparql
@@ -54,12 +54,22 @@ JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"
 ASK_VARIABLE = "_askResult"
 BOUND_VARIABLE = "?_coqa_bound"
 
-# Tokens of a query, enough to find triple patterns: strings and IRIs whole.
-_TOKEN = re.compile(
-    r'(?P<string>"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|(?P<iri><[^<>\s=][^<>\n]*>)'
-    r"|(?P<punct>[{}.;,])|(?P<space>\s+)|(?P<other>[^\s{}.;,<\"']+|.)",
-    re.S,
-)
+
+def _tokens(query: str) -> list[tuple[str, str]]:
+    """(kind, text) of each token of `query` (`coqa.kb.sparql_text`'s, in the
+    kinds the rewrites below look at: string, iri, punct for `{}.;,`, space, other)."""
+    kinds = []
+    for token in sparql_text.tokens(query):
+        if sparql_text.is_reference(token):
+            kind = "iri"
+        elif token.kind in (sparql_text.STRING, sparql_text.SPACE):
+            kind = token.kind
+        elif token.text in ("{", "}", ".", ";", ","):
+            kind = "punct"
+        else:
+            kind = "other"
+        kinds.append((kind, token.text))
+    return kinds
 
 
 class GStore:
@@ -85,13 +95,15 @@ class GStore:
 
     def select(self, query: str) -> QueryResult:
         admitted = admit(query)
+        sparql = unbind_constant_patterns(expand_values(join_exists(to_gstore_sparql(query))))
+        check_rewritten(sparql)
         request = {
             "operation": "query",
             "username": self.user,
             "password": self.password,
             "db_name": self.db,
             "format": "json",
-            "sparql": unbind_constant_patterns(expand_values(join_exists(to_gstore_sparql(query)))),
+            "sparql": sparql,
         }
         data = self._call(request)
         return results_from_json(_as_sparql_json(data, admitted), admitted, self.description, gstore_to_name)
@@ -127,7 +139,7 @@ def join_exists(query: str) -> str:
     """`query` with each `FILTER EXISTS { s p o }` (one triple pattern, an
     optional final '.', every variable of it also outside the group) written
     as `s p o .`; other FILTER EXISTS are left as they are."""
-    tokens = [(m.lastgroup, m.group(0)) for m in _TOKEN.finditer(query)]
+    tokens = _tokens(query)
     significant = [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
     texts = [tokens[i][1] for i in significant]
     for position in reversed(range(len(texts) - 5)):
@@ -146,7 +158,7 @@ def join_exists(query: str) -> str:
 def expand_values(query: str) -> str:
     """`query` with each group `{ VALUES ?v { t1 t2 ... } REST }` written as
     `{ { REST[?v:=t1] BIND(t1 AS ?v) } UNION { REST[?v:=t2] BIND(t2 AS ?v) } ... }`."""
-    tokens = [(m.lastgroup, m.group(0)) for m in _TOKEN.finditer(query)]
+    tokens = _tokens(query)
     while True:
         found = _first_values_group(tokens)
         if found is None:
@@ -160,7 +172,7 @@ def expand_values(query: str) -> str:
         tokens[open_brace + 1 : close_brace] = [("other", " " + " UNION ".join(branches) + " ")]
 
 
-def _first_values_group(tokens: list[tuple[str | None, str]]) -> tuple[int, int, int, str, list[str]] | None:
+def _first_values_group(tokens: list[tuple[str, str]]) -> tuple[int, int, int, str, list[str]] | None:
     """Where the first `{ VALUES ?v { ... } ... }` is: the group's braces, the
     end of the VALUES block, its variable and its values; None if there is none."""
     significant = [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
@@ -191,7 +203,7 @@ def unbind_constant_patterns(query: str) -> str:
     """`query` with each triple pattern made only of constants
     (`<s> <p> <o>` or `<s> <p> "literal"`, ending with '.' or '}') written as
     `<s> <p> ?_coqa_boundN FILTER(?_coqa_boundN = <o>)`."""
-    tokens = [(m.lastgroup, m.group(0)) for m in _TOKEN.finditer(query)]
+    tokens = _tokens(query)
     significant = [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
     replaced = 0
     for position in range(len(significant) - 3):

@@ -2,9 +2,15 @@
 by a total deadline, bounded replies, and bounded retries with exponential
 backoff.
 
-A remote request is a function that either returns a reply or raises. Failures
-worth another try are connection errors, timeouts and HTTP 5xx replies; an
-HTTP 4xx reply (a bad query, a wrong URL, bad credentials) is final at once.
+A remote request is a function that either returns a reply or raises. Only
+failures before the request was sent are worth another try (connection
+refused, unknown host, no connection within the deadline), and an HTTP 503
+(the server says it did not take the request). A request the server got is
+never sent again: a query that timed out, or whose server died under it (a
+query killed for memory closes the connection without a reply), would only
+run again beside the first copy, which the server may still be running.
+Any other HTTP error reply (a bad query, a wrong URL, bad credentials) is
+final at once.
 Whatever goes wrong ends as one KBError whose one-line message names the
 service and its URL, e.g.
 ``cannot reach the SPARQL endpoint http://127.0.0.1:7878/query: connection refused (3 attempts)``.
@@ -22,12 +28,13 @@ import time
 import urllib.error
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 import requests.adapters
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from coqa.kb.base import KBError
 
@@ -35,7 +42,8 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 MAX_DETAIL = 200
-MAX_REPLY_BYTES = 256 << 20
+MAX_REPLY_BYTES = 256 << 20  # decoded bytes: urllib3 (>= 2.6) decompresses a read at a time
+MAX_REDIRECTS = 3
 READ_CHUNK = 1 << 16
 
 
@@ -86,7 +94,9 @@ class HTTPClient:
     server sending one byte every few seconds keeps it alive for ever. So each
     request runs under a timer that, when the time is up, shuts the request's
     socket down, which ends any read at once; the request then fails as
-    "no reply within N s". Replies larger than MAX_REPLY_BYTES are refused.
+    "no reply within N s". Replies larger than MAX_REPLY_BYTES once decoded
+    are refused while they stream in. Redirects are followed only within the
+    same origin: the request body (gStore's credentials) never goes elsewhere.
     """
 
     def __init__(self, timeout: float) -> None:
@@ -99,9 +109,7 @@ class HTTPClient:
         guard = _Deadline(self.timeout)
         _watched.guard = guard
         try:
-            with self.session.post(url, data=data, headers=dict(headers), timeout=self.timeout, stream=True) as response:
-                body = _read_bounded(response)
-                reply = HTTPReply(response.status_code, body, response.headers.get("Content-Type", ""))
+            reply = self._exchange(url, data, headers)
         except Exception as error:  # classified below; anything else is re-raised
             if not guard.expired:
                 raise
@@ -116,12 +124,46 @@ class HTTPClient:
             # The socket may have been cut just after the reply ended: start afresh.
             self.session.close()
             self.session = _deadline_session()
-            raise RemoteFailure(f"no reply within {self.timeout:g} s", retryable=True, reached=False) from cause
+            raise RemoteFailure(f"no reply within {self.timeout:g} s", retryable=not guard.sent, reached=False) from cause
         assert reply is not None
         return reply
 
+    def _exchange(self, url: str, data: bytes | Mapping[str, str], headers: Mapping[str, str]) -> HTTPReply:
+        """POST and read the reply, following a 307/308 redirect only within
+        the same origin (the body, gStore's credentials included, goes again
+        with it); RemoteFailure for a redirect to another origin."""
+        for _ in range(MAX_REDIRECTS + 1):
+            with self.session.post(
+                url, data=data, headers=dict(headers), timeout=self.timeout, stream=True, allow_redirects=False
+            ) as response:
+                location = response.headers.get("Location")
+                if response.status_code in (307, 308) and location:
+                    target = urljoin(url, location)
+                    if _origin(target) != _origin(url):
+                        elsewhere = first_line(_origin(target))
+                        raise RemoteFailure(
+                            f"HTTP {response.status_code}: a redirect to another origin ({elsewhere}) is refused",
+                            retryable=False,
+                            reached=True,
+                        )
+                    url = target
+                    continue
+                return HTTPReply(response.status_code, _read_bounded(response), response.headers.get("Content-Type", ""))
+        raise RemoteFailure(f"more than {MAX_REDIRECTS} redirects", retryable=False, reached=True)
+
     def close(self) -> None:
         self.session.close()
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port of `url`, the port made explicit."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
 def _read_bounded(response: requests.Response) -> bytes:
@@ -140,14 +182,16 @@ class _Deadline:
 
     def __init__(self, seconds: float) -> None:
         self.expired = False
+        self.sent = False  # the request has been written to a connection
         self._connection: HTTPConnection | None = None
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
         self._timer.start()
 
-    def attach(self, connection: HTTPConnection) -> None:
+    def attach(self, connection: HTTPConnection, sent: bool = False) -> None:
         with self._lock:
+            self.sent = self.sent or sent
             self._connection = connection
             if self.expired:
                 self._cut()
@@ -173,10 +217,10 @@ class _Deadline:
 _watched = threading.local()
 
 
-def _attach_to_deadline(connection: HTTPConnection) -> None:
+def _attach_to_deadline(connection: HTTPConnection, sent: bool = False) -> None:
     guard = getattr(_watched, "guard", None)
     if guard is not None:
-        guard.attach(connection)
+        guard.attach(connection, sent)
 
 
 class _WatchedHTTPConnection(HTTPConnection):
@@ -184,14 +228,14 @@ class _WatchedHTTPConnection(HTTPConnection):
         _attach_to_deadline(self)
         super().request(*args, **kwargs)
         # Again: a deadline that passed while this request opened the socket cuts it now.
-        _attach_to_deadline(self)
+        _attach_to_deadline(self, sent=True)
 
 
 class _WatchedHTTPSConnection(HTTPSConnection):
     def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         _attach_to_deadline(self)
         super().request(*args, **kwargs)
-        _attach_to_deadline(self)
+        _attach_to_deadline(self, sent=True)
 
 
 class _WatchedHTTPPool(HTTPConnectionPool):
@@ -233,9 +277,10 @@ def first_line(text: str | bytes) -> str:
 
 
 def http_failure(status: int, detail: str = "") -> RemoteFailure:
-    """A failure for an HTTP error status: 5xx is retryable, anything else final."""
+    """A failure for an HTTP error status: 503 (the server did not take the
+    request) is retryable, anything else final."""
     reason = f"HTTP {status}" + (f": {detail}" if detail else "")
-    return RemoteFailure(reason, retryable=status >= 500, reached=True)
+    return RemoteFailure(reason, retryable=status == 503, reached=True)
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:
@@ -252,6 +297,10 @@ def _causes(error: BaseException) -> Iterator[BaseException]:
         pending.extend(item for item in linked if isinstance(item, BaseException))
 
 
+# Errors only connecting can raise: nothing was sent.
+_CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
+
+
 def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailure | None:
     """Classify an exception raised by urllib or requests; None if it is not a transport failure."""
     if isinstance(error, RemoteFailure):
@@ -259,18 +308,20 @@ def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailur
     if isinstance(error, urllib.error.HTTPError):
         return http_failure(error.code, first_line(error.read() or b""))
     causes = list(_causes(error))
+    # Failures while connecting happen before anything was sent: those alone are retried.
+    unsent = any(isinstance(c, (NewConnectionError, ConnectTimeoutError, requests.ConnectTimeout)) for c in causes)
     if isinstance(error, requests.Timeout) or any(isinstance(c, TimeoutError) for c in causes):
-        return RemoteFailure(f"no reply within {timeout:g} s", retryable=True, reached=False)
+        return RemoteFailure(f"no reply within {timeout:g} s", retryable=unsent, reached=False)
     for cause in causes:
         if isinstance(cause, http.client.RemoteDisconnected):
-            return RemoteFailure("connection closed without a reply", retryable=True, reached=False)
+            return RemoteFailure("connection closed without a reply", retryable=False, reached=False)
         if isinstance(cause, socket.gaierror):
             return RemoteFailure(f"unknown host ({cause.strerror})", retryable=True, reached=False)
         if isinstance(cause, OSError) and cause.errno is not None:
             reason = "connection refused" if cause.errno == errno.ECONNREFUSED else os.strerror(cause.errno).lower()
-            return RemoteFailure(reason, retryable=True, reached=False)
+            return RemoteFailure(reason, retryable=unsent or cause.errno in _CONNECT_ERRNOS, reached=False)
     if isinstance(error, (OSError, http.client.HTTPException, requests.RequestException)):
-        return RemoteFailure(first_line(str(error)) or type(error).__name__, retryable=True, reached=False)
+        return RemoteFailure(first_line(str(error)) or type(error).__name__, retryable=unsent, reached=False)
     return None
 
 

@@ -1,0 +1,153 @@
+"""`coqa answer -o` never replaces what it must not, and ends cleanly when
+stopped: the question file is refused, symbolic links, FIFOs and devices are
+written through, SIGTERM/SIGHUP leave no `.part` file, and a dead `--jobs`
+worker ends the run with a message instead of a hang. Over the shipped demo
+knowledge base."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from coqa.kb.demo import DEMO_QUESTIONS
+
+QUESTION = "周星驰的身高是多少？\n"
+ANSWER = '"174cm"\n'
+WAIT = 120
+
+
+def environment(work: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
+    env["COQA_CACHE_DIR"] = str(work / "cache")
+    return env
+
+
+def coqa_answer(work: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "coqa.cli.main", "answer", *argv]
+    return subprocess.run(command, capture_output=True, text=True, env=environment(work), timeout=WAIT, cwd=work)
+
+
+@pytest.mark.parametrize("output", ["q.txt", "./q.txt", "link-to-q", "hard-link-to-q"])
+def test_the_question_file_is_never_the_output(tmp_path: Path, output: str) -> None:
+    questions = tmp_path / "q.txt"
+    questions.write_text(QUESTION, encoding="utf-8")
+    (tmp_path / "link-to-q").symlink_to("q.txt")
+    os.link(questions, tmp_path / "hard-link-to-q")
+    done = coqa_answer(tmp_path, "q.txt", "-o", output)
+    assert done.returncode == 1
+    assert done.stderr == f"coqa: error: cannot write {output}: it is the input file q.txt: the results would replace it\n"
+    assert questions.read_text(encoding="utf-8") == QUESTION
+    assert (tmp_path / "link-to-q").is_symlink()
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name != "cache") == ["hard-link-to-q", "link-to-q", "q.txt"]
+
+
+def test_a_symbolic_link_is_written_through(tmp_path: Path) -> None:
+    (tmp_path / "q.txt").write_text(QUESTION, encoding="utf-8")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "result.txt").symlink_to("results/latest.txt")
+    done = coqa_answer(tmp_path, "q.txt", "-o", "result.txt")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "result.txt").is_symlink()
+    assert (tmp_path / "results" / "latest.txt").read_text(encoding="utf-8") == ANSWER
+
+
+def test_a_fifo_is_written_through(tmp_path: Path) -> None:
+    (tmp_path / "q.txt").write_text(QUESTION, encoding="utf-8")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text(encoding="utf-8")), daemon=True)
+    reader.start()
+    done = coqa_answer(tmp_path, "q.txt", "-o", "pipe")
+    reader.join(WAIT)
+    assert done.returncode == 0, done.stderr
+    assert received == [ANSWER]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert not list(tmp_path.glob(".*.part"))
+
+
+def test_a_device_is_written_to_not_replaced(tmp_path: Path) -> None:
+    """A null device made in the test's folder (as root, -o /dev/null once replaced /dev/null itself)."""
+    (tmp_path / "q.txt").write_text(QUESTION, encoding="utf-8")
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        device = Path(os.devnull)  # not root: the real one, which this user cannot replace anyway
+    done = coqa_answer(tmp_path, "q.txt", "-o", str(device))
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISCHR(device.stat().st_mode)
+
+
+def many_questions(work: Path, copies: int) -> Path:
+    demo = [line for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path = work / "many.txt"
+    path.write_text("".join(q + "\n" for q in demo * copies), encoding="utf-8")
+    return path
+
+
+def start_answer(work: Path, *options: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "coqa.cli.main", "answer", "many.txt", "-o", "result.txt", *options]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(work), cwd=work
+    )
+
+
+def wait_for(condition: object, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"no {what} within {WAIT} s"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stopped_run_leaves_no_part_file(tmp_path: Path, signum: int) -> None:
+    many_questions(tmp_path, 300)
+    process = start_answer(tmp_path)
+    try:
+        wait_for(lambda: list(tmp_path.glob(".result.txt.*.part")) or process.poll() is not None, "part file")
+        time.sleep(1)  # into the run: the pipeline is open and answering
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signum, stderr
+    assert stderr.endswith(f"coqa: error: stopped by {signal.Signals(signum).name}\n"), stderr
+    assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The spawned worker processes of `parent` (not its resource tracker)."""
+    pids = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and b"spawn_main" in command:
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_dead_worker_ends_the_run_with_a_message(tmp_path: Path) -> None:
+    many_questions(tmp_path, 300)
+    process = start_answer(tmp_path, "--jobs", "2")
+    try:
+        wait_for(lambda: len(worker_pids(process.pid)) == 2 or process.poll() is not None, "two workers")
+        time.sleep(1)
+        os.kill(worker_pids(process.pid)[0], signal.SIGKILL)
+        _, stderr = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert process.returncode == 1, stderr
+    assert stderr.splitlines()[-1].startswith("coqa: error: a worker process (of --jobs 2) died while answering"), stderr
+    assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
