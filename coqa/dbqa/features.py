@@ -12,7 +12,6 @@ and sums with math.fsum, so rows do not depend on hash seeds.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from difflib import SequenceMatcher
 from typing import Sequence
@@ -120,7 +119,8 @@ def _sentence_row(asked: Segmented, words: list[str], core: str, idf: dict[str, 
     missing = [word for word in words if word not in text]
     total_idf = math.fsum(idf[word] for word in words)
     lcs_start, lcs = _longest_common_substring(asked.chars, chars)
-    positions = [(text.find(word), text.find(word) + len(word)) for word in found]
+    starts = [text.find(word) for word in found]
+    positions = [(start, start + len(word)) for start, word in zip(starts, found)]
     new_words = [word for word in sentence.content_words if word not in asked.text]
     return {
         "char_overlap": _share(list(dict.fromkeys(core)), chars),
@@ -138,8 +138,19 @@ def _sentence_row(asked: Segmented, words: list[str], core: str, idf: dict[str, 
         "missing_idf": math.fsum(idf[word] for word in missing),
         "missing_max_idf": max((idf[word] for word in missing), default=0.0),
         "new_word_share": len(new_words) / len(sentence.content_words) if sentence.content_words else 0.0,
-        "defines_subject": 1.0 if any(re.search(re.escape(word) + f"[{DEFINES}]", text) for word in words[:3]) else 0.0,
+        "defines_subject": 1.0 if any(_followed_by(text, word, DEFINES) for word in words[:3]) else 0.0,
     }
+
+
+def _followed_by(text: str, word: str, characters: str) -> bool:
+    """True when some occurrence of `word` in `text` is followed by one of `characters`."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if end < len(text) and text[end] in characters:
+            return True
+        start = text.find(word, start + 1)
+    return False
 
 
 def _share(pieces: list[str], text: str) -> float:
