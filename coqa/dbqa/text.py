@@ -102,3 +102,13 @@ def segment(text: str) -> Segmented:
 def ngrams(text: str, n: int) -> list[str]:
     """The character n-grams of `text`, in order, repeats kept."""
     return [text[i : i + n] for i in range(len(text) - n + 1)]
+
+
+SENTENCE_END = re.compile(r"(?<=[。！？!?；;…])\s*|\n+")
+
+
+def split_sentences(passage: str) -> list[str]:
+    """The sentences of a passage: cut after 。！？!?；; and … and at line
+    breaks, surrounding space trimmed, empty pieces dropped (a closing quote or
+    bracket after the end mark starts the next piece, a known limit)."""
+    return [piece.strip() for piece in SENTENCE_END.split(passage) if piece.strip()]
