@@ -17,7 +17,7 @@ from difflib import SequenceMatcher
 from typing import Sequence
 
 from coqa.dbqa.answer_types import TYPE_NAMES, SentenceValues, fits, question_type, sentence_values
-from coqa.dbqa.text import Segmented, ngrams, segment
+from coqa.dbqa.text import INTERROGATIVES, Segmented, ngrams, segment
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -52,6 +52,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "missing_max_idf",
     "new_word_share",
     "defines_subject",
+    "slot_context",
     "previous_idf_overlap",
     "next_idf_overlap",
     "position",
@@ -81,7 +82,10 @@ def features_of_segmented(asked: Segmented, document: Sequence[Segmented]) -> li
     word_idf = _idf([word for word in words], [sentence.text for sentence in document], count)
     bigrams = list(dict.fromkeys(ngrams(core, 2)))
     bigram_lists = [ngrams(sentence.chars, 2) for sentence in document]
+    context = slot_context(asked)
     rows = [_sentence_row(asked, words, core, word_idf, sentence) for sentence in document]
+    for row, sentence in zip(rows, document):
+        row["slot_context"] = _share(context, sentence.text) if context else -1.0
     word_bm25 = _bm25(words, [list(sentence.words) for sentence in document])
     bigram_bm25 = _bm25(bigrams, bigram_lists)
     mean_length = math.fsum(len(sentence.text) for sentence in document) / count if count else 0.0
@@ -140,6 +144,20 @@ def _sentence_row(asked: Segmented, words: list[str], core: str, idf: dict[str, 
         "new_word_share": len(new_words) / len(sentence.content_words) if sentence.content_words else 0.0,
         "defines_subject": 1.0 if any(_followed_by(text, word, DEFINES) for word in words[:3]) else 0.0,
     }
+
+
+def slot_context(asked: Segmented) -> list[str]:
+    """The content words nearest before and after the question's first
+    interrogative word (谁, 哪里, 多少...): the words an answer sentence states
+    its answer next to. Empty when the question has no interrogative."""
+    words = list(asked.words)
+    slot = next((i for i, word in enumerate(words) if word in INTERROGATIVES), None)
+    if slot is None:
+        return []
+    content = set(asked.content_words)
+    before = next((words[i] for i in range(slot - 1, -1, -1) if words[i] in content), None)
+    after = next((words[i] for i in range(slot + 1, len(words)) if words[i] in content), None)
+    return [word for word in (before, after) if word]
 
 
 def _followed_by(text: str, word: str, characters: str) -> bool:

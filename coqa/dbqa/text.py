@@ -24,11 +24,14 @@ import jieba.posseg
 # longest common substring costs the product of the two lengths.
 MAX_CHARS = 1000
 
-# Words that say how a question is asked, not what it is about: a sentence need not contain them.
-QUESTION_WORDS = frozenset(
+# The words that stand where the answer would: the slot a question asks to fill.
+INTERROGATIVES = frozenset(
     "什么 什么样 啥 谁 哪 哪里 哪儿 哪个 哪些 哪一 哪位 哪年 哪一年 哪天 哪家 哪部 哪种 哪国 何 何时 何地 "
-    "为何 为什么 怎么 怎样 怎么样 如何 多少 几 几个 多 多久 多长 多大 多高 多远 多重 吗 呢 么 是 的 了 "
-    "在 有 被 由 和 与 及 之 于 请问 叫 叫做 称为 是否 属于 位于 一个 年 月 日".split()
+    "为何 为什么 怎么 怎样 如何 多少 几 几个 多久 多长 多大 多高 多远 多重".split()
+)
+# Words that say how a question is asked, not what it is about: a sentence need not contain them.
+QUESTION_WORDS = INTERROGATIVES | frozenset(
+    "吗 呢 么 是 的 了 在 有 被 由 和 与 及 之 于 请问 叫 叫做 称为 是否 属于 位于 一个 年 月 日 多 怎么样".split()
 )
 # Characters skipped by the character features: punctuation, spaces and the most common function characters.
 FUNCTION_CHARS = frozenset("的了是在和与及之于吗呢么啊吧也都就而")
