@@ -11,7 +11,7 @@ import pytest
 
 from coqa.dbqa.answer_types import TYPE_NAMES, fits, question_type, sentence_values
 from coqa.dbqa.features import FEATURE_NAMES, document_features
-from coqa.dbqa.text import normalise, segment
+from coqa.dbqa.text import normalise, segment, split_sentences
 
 DOCUMENT = [
     "长江是中国第一大河。",
@@ -110,3 +110,14 @@ def test_rows_do_not_depend_on_the_hash_seed():
         outputs.add(done.stdout)
     assert len(outputs) == 1
     assert len(json.loads(outputs.pop())) == len(DOCUMENT)
+
+
+def test_slot_context_is_the_words_beside_the_interrogative():
+    rows = document_features("红楼梦的作者是谁？", ["红楼梦的作者是曹雪芹。", "红楼梦是一部小说。"])
+    assert rows[0]["slot_context"] == 1.0 and rows[1]["slot_context"] == 0.0
+    assert document_features("长江", ["长江很长。"])[0]["slot_context"] == -1.0  # no interrogative
+
+
+def test_split_sentences():
+    assert split_sentences("长江全长6300公里。它流经十一个省！\n是吗？  是的…") == ["长江全长6300公里。", "它流经十一个省！", "是吗？", "是的…"]
+    assert split_sentences(" \n ") == []
