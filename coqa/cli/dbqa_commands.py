@@ -76,6 +76,8 @@ def run_train(args: argparse.Namespace) -> int:
 
     try:
         source = _read(args, args.train_file)
+        if args.limit:
+            source.questions = source.questions[: args.limit]
         model, summary = train_model(source, seed=args.seed or 0)
         model.save(args.output)
     except (DatasetError, DbqaModelError) as error:

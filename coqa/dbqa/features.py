@@ -16,7 +16,13 @@ from collections import Counter
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from coqa.dbqa.answer_types import TYPE_NAMES, SentenceValues, fits, question_type, sentence_values
+from coqa.dbqa.answer_types import (
+    TYPE_NAMES,
+    SentenceValues,
+    fits,
+    question_type,
+    sentence_values,
+)
 from coqa.dbqa.text import INTERROGATIVES, Segmented, ngrams, segment
 
 BM25_K1 = 1.2

@@ -19,7 +19,13 @@ from coqa.dbqa.features import document_features
 from coqa.dbqa.model import DbqaModel
 from coqa.dbqa.reading import DbqaFile, DbqaFormatError, DbqaQuestion
 from coqa.dbqa.text import normalise
-from coqa.evaluation.metrics import DbqaScores, average_precision, first_correct_reciprocal, nlpcc_dbqa_scores, rank_labels
+from coqa.evaluation.metrics import (
+    DbqaScores,
+    average_precision,
+    first_correct_reciprocal,
+    nlpcc_dbqa_scores,
+    rank_labels,
+)
 
 BATCH_QUESTIONS = 256
 

@@ -14,7 +14,14 @@ from functools import lru_cache
 from typing import Annotated, Optional
 
 from fastapi import FastAPI, HTTPException
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    model_validator,
+)
 
 from coqa.dbqa.model import DbqaModel
 from coqa.dbqa.scoring import score_question

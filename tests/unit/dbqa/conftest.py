@@ -19,7 +19,7 @@ def labelled_lines() -> list[str]:
             (f"{river}是一条美丽的河流。", 0),
             (f"{river}全长约{300 + number * 17}公里，流域面积很大。", 1),
             (f"{other}的两岸有很多村庄。", 0),
-            (f"当地人每年都会举办节日。", 0),
+            ("当地人每年都会举办节日。", 0),
         ]
         lines += [f"{question}\t{sentence}\t{label}" for sentence, label in sentences]
     return lines

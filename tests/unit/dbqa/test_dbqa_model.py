@@ -9,8 +9,8 @@ import pytest
 
 from coqa.cli.main import main
 from coqa.dbqa.model import DEFAULT_DBQA_MODEL, META_FILE, DbqaModel, DbqaModelError
-from coqa.dbqa.reading import read_dbqa
 from coqa.dbqa.ranker import DBQA_BOOSTER
+from coqa.dbqa.reading import read_dbqa
 from coqa.dbqa.scoring import evaluate, score_file
 from coqa.dbqa.training import cross_validate, train_model
 from coqa.resources import DEFAULT_MODEL
