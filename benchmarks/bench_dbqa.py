@@ -4,7 +4,7 @@
 
 Scoring: every question of FILE scored with the model (features and LightGBM,
 as `coqa answer --task nlpcc-dbqa` does; the shipped model by default), after
-one warm-up question (jieba's dictionary loads once per process, about 1 s).
+one warm-up question (the segmenter's dictionary loads once per process).
 Training: `train_model` on FILE (must be labelled). Each is run `--runs`
 times; the median is printed with the machine's load.
 """

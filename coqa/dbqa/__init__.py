@@ -4,7 +4,7 @@ The stages, one module each:
 
     reading         DBQA files (2016 and 2017 column orders, unlabelled test
                     layout) -> questions with their candidate sentences
-    text            normalisation and word segmentation (jieba, offline)
+    text            normalisation and word segmentation (jieba's dictionary, jieba-rs)
     answer_types    what a question asks and what a sentence holds
     features        one feature row per sentence, judged within its document
     ranker          the trained LightGBM lambdarank part (fit, save, load)
