@@ -11,9 +11,14 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coqa.cli.common import fail
 from coqa.dataset import DatasetError, read_lines
+
+if TYPE_CHECKING:  # the model stack (LightGBM, numpy) is imported only by the run functions
+    from coqa.dbqa.model import DbqaModel
+    from coqa.dbqa.reading import DbqaFile
 
 DBQA = "nlpcc-dbqa"
 TASK_CHOICES = ("kbqa", DBQA)
@@ -54,7 +59,7 @@ def wants_dbqa(args: argparse.Namespace, path: str) -> bool:
         return False  # the task's own reader reports the file
 
 
-def _read(args: argparse.Namespace, path: str):  # -> DbqaFile
+def _read(args: argparse.Namespace, path: str) -> DbqaFile:
     from coqa.dbqa.reading import read_dbqa
 
     source = read_dbqa(path, repair_labels=args.repair_labels)
@@ -63,7 +68,7 @@ def _read(args: argparse.Namespace, path: str):  # -> DbqaFile
     return source
 
 
-def _load_model(args: argparse.Namespace):  # -> DbqaModel
+def _load_model(args: argparse.Namespace) -> DbqaModel:
     from coqa.dbqa.model import DbqaModel
 
     return DbqaModel.load(getattr(args, "model", None) or None)
