@@ -8,6 +8,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
+from coqa.cli import dbqa_commands
 from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
 from coqa.cli.output import ResultOutput
 from coqa.cli.progress import Progress, add_progress_option
@@ -55,7 +56,9 @@ ANSWER_EPILOG = """examples:
   coqa answer ../shared/data/nlpcc-kbqa/dev.txt -o result.txt --store /tmp/n --model /tmp/nm
       an NLPCC file, answered in the NLPCC submission layout
   coqa answer questions.txt -o - --endpoint http://127.0.0.1:7878/query --mention-index /data/idx/mentions
-      a SPARQL endpoint, result lines on stdout"""
+      a SPARQL endpoint, result lines on stdout
+  coqa answer --task nlpcc-dbqa test.txt -o scores.txt
+      NLPCC DBQA (question<TAB>sentence lines): one score per line, the shipped DBQA model"""
 
 ASK_EPILOG = """examples:
   coqa ask '周星驰的身高是多少？'
@@ -68,7 +71,9 @@ TRAIN_EPILOG = """examples:
   coqa train ../shared/data/pkubase-bench/train.txt --store /tmp/s -o /tmp/model
   coqa train train.txt --store /tmp/s -o /tmp/model --limit 500 --seed 1
   coqa train ../shared/data/nlpcc-kbqa/train.txt --store /tmp/n -o /tmp/nm
-      an NLPCC training file: its gold triples and answers supervise"""
+      an NLPCC training file: its gold triples and answers supervise
+  coqa train --task nlpcc-dbqa ../shared/data/nlpcc-dbqa/train.txt -o /tmp/dbqa-model
+      NLPCC DBQA sentence ranking (no knowledge base needed)"""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -85,6 +90,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     answer.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     add_progress_option(answer)
     add_kb_options(answer)
+    dbqa_commands.add_task_options(answer)
     answer.set_defaults(run=run_answer)
 
     ask = commands.add_parser(
@@ -117,12 +123,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--limit", type=int, help="train on the first N questions only")
     add_progress_option(train)
     add_kb_options(train)
+    dbqa_commands.add_task_options(train)
     train.set_defaults(run=run_train)
 
 
 def run_answer(args: argparse.Namespace) -> int:
     from coqa.batch import BatchReport, answer_stream, write_answers
 
+    if dbqa_commands.wants_dbqa(args, args.questions):
+        return dbqa_commands.run_answer(args)
     if args.jobs < 1:
         return fail("--jobs must be at least 1", 2)
     try:
@@ -255,6 +264,8 @@ def run_train(args: argparse.Namespace) -> int:
     from coqa.templates import load_templates
     from coqa.training import Trainer, nlpcc_training_settings
 
+    if dbqa_commands.wants_dbqa(args, args.train_file):
+        return dbqa_commands.run_train(args)
     settings = settings_from_args(args)
     try:
         questions = read_gold_questions(args.train_file)

@@ -9,6 +9,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from coqa.cli import dbqa_commands
 from coqa.cli.common import add_kb_options, fail, settings_from_args
 from coqa.cli.output import writable_directory
 from coqa.cli.progress import Progress, add_progress_option
@@ -43,6 +44,8 @@ EVAL_EPILOG = """examples:
   coqa eval dev.txt --gstore http://127.0.0.1:9000 --db pkubase --mention-index /tmp/idx/mentions --jobs 4
   coqa eval ../shared/data/nlpcc-kbqa/dev.txt --store /tmp/n --model /tmp/nm
       an NLPCC file: the NLPCC KBQA scores (averaged F1, MRR, Accuracy@1/@5) first, then the same breakdown
+  coqa eval --task nlpcc-dbqa ../shared/data/nlpcc-dbqa/dev.txt --repair-labels [--model /tmp/dbqa-model]
+      NLPCC DBQA: MRR, MAP, ACC@1, the scores by question type and the worst questions
 
 The report directory is checked (created, writable) before the run."""
 
@@ -101,6 +104,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--jobs", type=_positive, default=1, metavar="N", help="questions answered in parallel")
     evaluate.add_argument("--out", metavar="DIR", help="report directory (default: eval-<DEV>-<time>)")
     add_progress_option(evaluate)
+    dbqa_commands.add_task_options(evaluate)
     evaluate.set_defaults(run=run_eval)
 
 
@@ -178,6 +182,8 @@ def comparison_lines(comparison: Comparison, name_a: str, name_b: str) -> list[s
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    if dbqa_commands.wants_dbqa(args, args.dev_file):
+        return dbqa_commands.run_eval(args)
     try:
         questions = read_gold_questions(args.dev_file)
         nlpcc = file_format(read_lines(args.dev_file)) == NLPCC

@@ -31,6 +31,7 @@ from coqa.config import Settings
 from coqa.explanation import Answer
 from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_QUESTIONS
+from coqa.serve.dbqa import add_dbqa_routes
 from coqa.serve.query_graph import query_graph
 from coqa.serve.schemas import (
     AnswerResult,
@@ -171,6 +172,7 @@ def create_app(
     async def examples() -> list[str]:
         return [line.strip() for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
+    add_dbqa_routes(app, ERROR_REPLIES)
     return app
 
 

@@ -1,0 +1,61 @@
+"""The trained part of DBQA: a LightGBM lambdarank model over FEATURE_NAMES,
+grouped by question. It owns fitting, saving (LightGBM's text model file) and
+loading; coqa.dbqa.model wraps it in a model folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from coqa.boosting import BoostedScorer, fit_scorer
+from coqa.config import BoosterSettings
+from coqa.dbqa.features import FEATURE_NAMES
+
+RANKER_FILE = "ranker.txt"
+
+# The LightGBM settings of the DBQA ranker, chosen by 5-fold cross-validation
+# by question on the training file (benchmarks/dbqa_cv.py; docs/dbqa.md).
+DBQA_BOOSTER = BoosterSettings("lambdarank", rounds=300, learning_rate=0.03, num_leaves=15, min_data_in_leaf=20, lambda_l2=1.0)
+
+
+def booster_settings(recorded: Mapping[str, Any] | None = None) -> BoosterSettings:
+    """DBQA_BOOSTER with the keys of `recorded` (as a model's meta.json keeps them) applied."""
+    return BoosterSettings(**{**asdict(DBQA_BOOSTER), **(recorded or {})})
+
+
+@dataclass
+class SentenceRanker:
+    """Scores candidate sentences from their feature rows (higher: more likely an answer)."""
+
+    scorer: BoostedScorer
+
+    @classmethod
+    def fit(
+        cls,
+        rows: Sequence[Mapping[str, float]],
+        labels: Sequence[int],
+        groups: Sequence[int],
+        settings: BoosterSettings = DBQA_BOOSTER,
+        seed: int = 0,
+    ) -> "SentenceRanker":
+        """Fit on feature rows with 0/1 labels; `groups` are the numbers of
+        consecutive rows of each question. Seeded and deterministic."""
+        return cls(fit_scorer(rows, labels, groups, FEATURE_NAMES, settings, seed))
+
+    def score(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """One score in (0, 1) per row."""
+        return self.scorer.score(rows)
+
+    def save(self, directory: Path) -> list[str]:
+        """Write the LightGBM text model file(s) into `directory`; their names."""
+        return self.scorer.save(directory / RANKER_FILE)
+
+    @classmethod
+    def load(cls, directory: Path) -> "SentenceRanker":
+        """The ranker saved in `directory`; ValueError when its features are not FEATURE_NAMES."""
+        scorer = BoostedScorer.load(directory / RANKER_FILE)
+        if scorer.feature_names != FEATURE_NAMES:
+            raise ValueError("its ranker's features differ from the code's")
+        return cls(scorer)
