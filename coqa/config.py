@@ -20,6 +20,7 @@ from typing import Any, Mapping, get_type_hints
 import yaml
 
 from coqa.booster_settings import BoosterSettings
+from coqa.dbqa.settings import DBQASettings
 from coqa.kb import KBConfig
 from coqa.linking.settings import LinkingSettings
 from coqa.querygen.settings import QueryGenerationSettings
@@ -77,6 +78,7 @@ class Settings:
     linking: LinkingSettings
     ranking: RankingSettings
     training: TrainingSettings
+    dbqa: DBQASettings
     # Dotted keys of the algorithm settings set by a config file, the environment or a flag.
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
 

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from coqa.boosting import BoostedScorer, fit_scorer
-from coqa.config import BoosterSettings
+from coqa.booster_settings import BoosterSettings
+from coqa.config import default_settings
 from coqa.dbqa.features import FEATURE_NAMES
 
 RANKER_FILE = "ranker.txt"
 
-# The LightGBM settings of the DBQA ranker, chosen by 5-fold cross-validation
-# by question on the training file (benchmarks/dbqa_cv.py; docs/dbqa.md).
-DBQA_BOOSTER = BoosterSettings("lambdarank", rounds=300, learning_rate=0.03, num_leaves=15, min_data_in_leaf=20, lambda_l2=1.0)
+# The LightGBM settings of the DBQA ranker (config.yaml, dbqa.ranker).
+DBQA_BOOSTER = default_settings().dbqa.ranker
 
 
 def booster_settings(recorded: Mapping[str, Any] | None = None) -> BoosterSettings:

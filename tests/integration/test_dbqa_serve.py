@@ -12,7 +12,7 @@ import requests
 pytest.importorskip("fastapi", reason="coqa serve needs the serve extra: pip install -e '.[serve]'")
 
 from coqa.serve.dbqa import MAX_SENTENCES  # noqa: E402
-from coqa.serve.process import RunningServer, coqa_serve  # noqa: E402
+from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 
 TIMEOUT = 60
 PASSAGE = "长江是中国第一大河。长江全长约6300公里，流域面积180万平方公里。长江流经青海、西藏、四川等省区。"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import shutil
 
@@ -15,7 +17,7 @@ from coqa.dbqa.scoring import evaluate, score_file
 from coqa.dbqa.training import cross_validate, train_model
 from coqa.resources import DEFAULT_MODEL
 
-SMALL = DBQA_BOOSTER.__class__("lambdarank", rounds=20, learning_rate=0.1, num_leaves=4, min_data_in_leaf=2)
+SMALL = replace(DBQA_BOOSTER, rounds=20, learning_rate=0.1, num_leaves=4, min_data_in_leaf=2)
 
 
 @pytest.fixture
