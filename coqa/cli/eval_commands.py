@@ -72,6 +72,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="nlpcc-kbqa Accuracy@N cut-off, repeatable (default: 1 and 5)",
     )
     score.add_argument("--json", action="store_true", help="print the scores as JSON, full precision")
+    score.add_argument(
+        "--repair-labels", action="store_true",
+        help="nlpcc-dbqa: read a label of 0/1 digits as its first digit (the official 2017 dev set has one `10`), each repair reported",
+    )
     score.set_defaults(run=run_score)
 
     compare = commands.add_parser(
@@ -125,7 +129,7 @@ def run_score(args: argparse.Namespace) -> int:
         elif args.task == "nlpcc-kbqa":
             scores = score_nlpcc_kbqa(args.result, args.gold, sorted(set(args.at or DEFAULT_AT)))
         else:
-            scores = score_nlpcc_dbqa(args.result, args.gold)
+            scores = score_nlpcc_dbqa(args.result, args.gold, args.repair_labels)
     except ScoringError as error:
         return fail(str(error), USAGE_ERROR)
     if args.json:

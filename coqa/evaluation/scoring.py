@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from coqa import dataset
+from coqa.dbqa.reading import DbqaFormatError, read_dbqa
 from coqa.dataset import CCKS, NLPCC, DatasetError, file_format, nlpcc_answers, parse_ccks, parse_nlpcc
 from coqa.evaluation.metrics import (
     DbqaScores,
@@ -112,38 +113,26 @@ def read_scores(path: str | Path) -> list[float]:
     return scores
 
 
-def read_dbqa_labels(path: str | Path) -> list[tuple[str, int]]:
-    """(question, label) per line of an NLPCC DBQA file `question<TAB>sentence<TAB>label`."""
-    rows = []
-    for number, line in enumerate(read_lines(path), start=1):
-        fields = line.split("\t")
-        if len(fields) != 3 or fields[2].strip() not in ("0", "1"):
-            raise ScoringError(f"{path}:{number}: expected question<TAB>sentence<TAB>label with label 0 or 1")
-        rows.append((fields[0].strip(), int(fields[2])))
-    return rows
-
-
-def group_dbqa(labels: Sequence[tuple[str, int]], scores: Sequence[float]) -> list[tuple[list[float], list[int]]]:
-    """(scores, labels) per question; a question is a run of consecutive lines
-    with the same question text, as in the NLPCC DBQA files."""
-    groups: list[tuple[list[float], list[int]]] = []
-    previous = ""
-    for (question, label), score in zip(labels, scores):
-        if not groups or question != previous:
-            groups.append(([], []))
-            previous = question
-        groups[-1][0].append(score)
-        groups[-1][1].append(label)
-    return groups
-
-
-def score_nlpcc_dbqa(result_path: str | Path, gold_path: str | Path) -> DbqaScores:
-    """NLPCC DBQA MRR, MAP and ACC@1 of a score file aligned line by line
-    with a labelled question/sentence/label file."""
-    scores, labels = read_scores(result_path), read_dbqa_labels(gold_path)
-    if len(scores) != len(labels):
+def score_nlpcc_dbqa(result_path: str | Path, gold_path: str | Path, repair_labels: bool = False) -> DbqaScores:
+    """NLPCC DBQA MRR, MAP and ACC@1 of a score file aligned line by line with
+    a labelled DBQA file in either column order (read by coqa.dbqa.reading,
+    which refuses what it cannot read with the line number; `repair_labels`
+    applies its one documented label repair)."""
+    scores = read_scores(result_path)
+    try:
+        gold = read_dbqa(gold_path, repair_labels=repair_labels)
+    except DbqaFormatError as error:
+        raise ScoringError(str(error)) from None
+    if not gold.labelled:
+        raise ScoringError(f"{gold_path} has no labels: score against a labelled file (question, sentence and label per line)")
+    if len(scores) != gold.lines:
         raise ScoringError(
-            f"{result_path} has {len(scores)} scores but {gold_path} has {len(labels)} labelled sentences: "
+            f"{result_path} has {len(scores)} scores but {gold_path} has {gold.lines} labelled sentences: "
             "a DBQA result needs exactly one score per sentence line, in order"
         )
-    return nlpcc_dbqa_scores(group_dbqa(labels, scores))
+    groups, start = [], 0
+    for question in gold.questions:
+        end = start + len(question.candidates)
+        groups.append((scores[start:end], question.labels))
+        start = end
+    return nlpcc_dbqa_scores(groups)

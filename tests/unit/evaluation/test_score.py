@@ -200,18 +200,30 @@ def test_nlpcc_kbqa_task(tmp_path, capsys):
 def test_nlpcc_dbqa_task(tmp_path, capsys):
     labels = tmp_path / "labels.txt"
     labels.write_text(
-        "问一\t句子甲\t0\n问一\t句子乙\t1\n问一\t句子丙\t1\n问二\t句子丁\t0\n问二\t句子戊\t1\n问一\t句子己\t0\n",
+        "问一\t句子甲\t0\n问一\t句子乙\t1\n问一\t句子丙\t1\n问二\t句子丁\t0\n问二\t句子戊\t1\n问三\t句子己\t0\n",
         encoding="utf-8",
     )
     scores_file = tmp_path / "scores.txt"
     scores_file.write_text("0.9\n0.5\n0.7\n0.1\n0.8\n0.3\n", encoding="utf-8")
     assert main(["score", "--task", "nlpcc-dbqa", str(scores_file), str(labels), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    # the second run of 问一 is a question of its own (consecutive lines group)
     assert scores["questions"] == 3
     assert scores["mrr"] == pytest.approx(1 / 2)  # (1/2 + 1 + 0) / 3
     assert scores["map"] == pytest.approx(19 / 36)  # (7/12 + 1 + 0) / 3
     assert scores["accuracy_at_1"] == pytest.approx(1 / 3)
+
+
+def test_nlpcc_dbqa_reads_the_2017_column_order_and_refuses_a_split_question(tmp_path, capsys):
+    labels = tmp_path / "labels.txt"
+    labels.write_text("1\t问一\t句子甲\r\n0\t问一\t句子乙\r\n", encoding="utf-8")
+    scores_file = tmp_path / "scores.txt"
+    scores_file.write_text("0.2\n0.9\n", encoding="utf-8")
+    assert main(["score", "--task", "nlpcc-dbqa", str(scores_file), str(labels), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mrr"] == pytest.approx(1 / 2)
+    labels.write_text("问一\t甲\t1\n问二\t乙\t1\n问一\t丙\t0\n", encoding="utf-8")
+    scores_file.write_text("0.1\n0.2\n0.3\n", encoding="utf-8")
+    assert main(["score", "--task", "nlpcc-dbqa", str(scores_file), str(labels)]) == 2
+    assert "labels.txt:3:" in capsys.readouterr().err
 
 
 def test_nlpcc_dbqa_refuses_bad_files(tmp_path, capsys):
