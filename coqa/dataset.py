@@ -27,6 +27,7 @@ are compared in that written form, so they read back as they were written.
 from __future__ import annotations
 
 import re
+from enum import Enum
 from dataclasses import dataclass
 from pathlib import Path
 from itertools import islice
@@ -42,7 +43,14 @@ _NLPCC_TRIPLE_SPLIT = re.compile(r"\s*\|\|\|\s*")
 NLPCC_RECORD_END = "=" * 50
 _FIELD_ESCAPES = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
-PLAIN, CCKS, NLPCC = "plain", "ccks", "nlpcc"
+
+
+class QuestionFormat(Enum):
+    """The format of a question file: one question per line, CCKS blocks, or NLPCC KBQA records."""
+
+    PLAIN = "plain"
+    CCKS = "ccks"
+    NLPCC = "nlpcc"
 
 
 def strip_question_prefix(line: str) -> str:
@@ -133,16 +141,16 @@ def _gold_question(block: list[tuple[int, str]], path: Path, number: int) -> Gol
     return GoldQuestion(number, strip_question_prefix(first), sparql.strip(), answers)
 
 
-def file_format(lines: list[str]) -> str:
+def file_format(lines: list[str]) -> QuestionFormat:
     """The format of a question or gold file from its first non-blank lines:
     NLPCC when it is a `<question id=N>` line, CCKS when it is a `qN:` line
     followed by a SPARQL query, else PLAIN (one question or answer line per line)."""
     filled = list(islice((line for line in lines if line.strip()), 2))
     if filled and _NLPCC_QUESTION.match(filled[0]):
-        return NLPCC
+        return QuestionFormat.NLPCC
     if len(filled) == 2 and _QUESTION_PREFIX.match(filled[0]) and _SPARQL_START.match(filled[1]):
-        return CCKS
-    return PLAIN
+        return QuestionFormat.CCKS
+    return QuestionFormat.PLAIN
 
 
 def nlpcc_gold_sparql(subject: str, predicate: str) -> str:
@@ -200,7 +208,7 @@ def read_gold_questions(path: str | Path) -> list[GoldQuestion]:
     """The labelled questions of a CCKS file or of an NLPCC KBQA file (for
     `coqa train` and `coqa eval`); DatasetError for a file that is neither."""
     lines = read_lines(path)
-    if file_format(lines) == NLPCC:
+    if file_format(lines) == QuestionFormat.NLPCC:
         return parse_nlpcc(lines, path)
     return parse_ccks(lines, path)
 
@@ -211,7 +219,7 @@ class QuestionFile:
     read from and, for NLPCC, each question's id."""
 
     questions: list[str]
-    kind: str  # PLAIN, CCKS or NLPCC
+    kind: QuestionFormat
     ids: tuple[int, ...] = ()
 
 
@@ -222,12 +230,12 @@ def read_question_file(path: str | Path) -> QuestionFile:
     and id)."""
     lines = read_lines(path)
     kind = file_format(lines)
-    if kind == NLPCC:
+    if kind == QuestionFormat.NLPCC:
         records = parse_nlpcc(lines, path)
-        return QuestionFile([record.question for record in records], NLPCC, tuple(r.number for r in records))
-    if kind == CCKS:
-        return QuestionFile([question.question for question in parse_ccks(lines, path)], CCKS)
-    return QuestionFile([strip_question_prefix(line) for line in lines], PLAIN)
+        return QuestionFile([record.question for record in records], QuestionFormat.NLPCC, tuple(r.number for r in records))
+    if kind == QuestionFormat.CCKS:
+        return QuestionFile([question.question for question in parse_ccks(lines, path)], QuestionFormat.CCKS)
+    return QuestionFile([strip_question_prefix(line) for line in lines], QuestionFormat.PLAIN)
 
 
 def term_value(term: str) -> str:

@@ -12,15 +12,7 @@ from coqa.cli import dbqa_commands
 from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
 from coqa.cli.output import ResultOutput
 from coqa.cli.progress import Progress, add_progress_option
-from coqa.dataset import (
-    CCKS,
-    NLPCC,
-    DatasetError,
-    QuestionFile,
-    format_nlpcc_record,
-    read_gold_questions,
-    read_question_file,
-)
+from coqa.dataset import DatasetError, QuestionFile, QuestionFormat, format_nlpcc_record, read_gold_questions, read_question_file
 
 if TYPE_CHECKING:  # the pipeline imports the model stack: only the commands' run functions need it
     from coqa.batch import BatchReport
@@ -138,10 +130,10 @@ def run_answer(args: argparse.Namespace) -> int:
         source = read_question_file(args.questions)
     except DatasetError as error:
         return fail(str(error), 2)
-    if source.kind == CCKS:
+    if source.kind == QuestionFormat.CCKS:
         print(f"coqa: {args.questions} is a CCKS file: answering the question of each of its "
               f"{len(source.questions)} blocks", file=sys.stderr)
-    if source.kind == NLPCC:
+    if source.kind == QuestionFormat.NLPCC:
         print(f"coqa: {args.questions} is an NLPCC file: answering its {len(source.questions)} questions "
               "in the NLPCC submission layout", file=sys.stderr)
     settings = settings_from_args(args)
@@ -172,7 +164,7 @@ def _renderer(source: QuestionFile) -> Callable[[Answer], str]:
     """What is written for each answer, in question order: a result line, or
     for an NLPCC file the question's NLPCC submission record (without the
     final "\\n", which the writer adds)."""
-    if source.kind != NLPCC:
+    if source.kind != QuestionFormat.NLPCC:
         return lambda answer: answer.line()
     records = iter(zip(source.ids, source.questions))
 
@@ -275,7 +267,7 @@ def run_train(args: argparse.Namespace) -> int:
         questions = questions[: args.limit]
     if not questions:
         return fail(f"no questions in {args.train_file}", 2)
-    if read_question_file(args.train_file).kind == NLPCC:
+    if read_question_file(args.train_file).kind == QuestionFormat.NLPCC:
         settings = nlpcc_training_settings(settings, questions, load_templates(QUERIES_DIR))
     pipeline = Pipeline.without_model(settings)
 

@@ -13,7 +13,7 @@ from coqa.cli import dbqa_commands
 from coqa.cli.common import add_kb_options, fail, settings_from_args
 from coqa.cli.output import writable_directory
 from coqa.cli.progress import Progress, add_progress_option
-from coqa.dataset import NLPCC, DatasetError, file_format, nlpcc_answers, read_gold_questions, read_lines
+from coqa.dataset import DatasetError, QuestionFormat, file_format, nlpcc_answers, read_gold_questions, read_lines
 from coqa.evaluation.compare import Comparison, compare_files
 from coqa.evaluation.metrics import DbqaScores, KbqaScores, MacroScores, nlpcc_kbqa_scores
 from coqa.evaluation.scoring import ScoringError, score_ccks, score_nlpcc_dbqa, score_nlpcc_kbqa
@@ -190,7 +190,7 @@ def run_eval(args: argparse.Namespace) -> int:
         return dbqa_commands.run_eval(args)
     try:
         questions = read_gold_questions(args.dev_file)
-        nlpcc = file_format(read_lines(args.dev_file)) == NLPCC
+        nlpcc = file_format(read_lines(args.dev_file)) == QuestionFormat.NLPCC
     except DatasetError as error:
         return fail(str(error), USAGE_ERROR)
     if args.limit:

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from coqa import dataset
 from coqa.dbqa.reading import DbqaFormatError, read_dbqa
-from coqa.dataset import CCKS, NLPCC, DatasetError, file_format, nlpcc_answers, parse_ccks, parse_nlpcc
+from coqa.dataset import DatasetError, QuestionFormat, file_format, nlpcc_answers, parse_ccks, parse_nlpcc
 from coqa.evaluation.metrics import (
     DbqaScores,
     KbqaScores,
@@ -52,7 +52,7 @@ def read_result(path: str | Path) -> list[list[str]]:
     ` | `). Answers keep their written form (see coqa.dataset: tab, LF, CR
     inside an answer are `\\t`, `\\n`, `\\r`)."""
     lines = read_lines(path)
-    if file_format(lines) == NLPCC:
+    if file_format(lines) == QuestionFormat.NLPCC:
         return [list(answers) for answers in read_gold(path).answers]
     return [split_answer_line(line) for line in lines]
 
@@ -64,10 +64,10 @@ def read_gold(path: str | Path) -> Gold:
     lines = read_lines(path)
     kind = file_format(lines)
     try:
-        if kind == NLPCC:
+        if kind == QuestionFormat.NLPCC:
             records = parse_nlpcc(lines, path)
             return Gold([tuple(nlpcc_answers(r.answers)) for r in records], [r.question for r in records])
-        if kind == CCKS:
+        if kind == QuestionFormat.CCKS:
             questions = parse_ccks(lines, path)
             return Gold([q.answers for q in questions], [q.question for q in questions])
     except DatasetError as error:

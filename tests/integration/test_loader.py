@@ -38,7 +38,7 @@ from coqa.kb.loading.triple_reading import REGULAR_RUN
 from coqa.kb.mention_index import MENTION, MentionIndex
 from coqa.kb.names import Term, canonical_name, sparql_name
 
-BENCH_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "pkubase-bench"
+BENCH_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pkubase-bench"
 TYPED_LITERAL = '87"^^<http://www.w3.org/2001/XMLSchema#float>'
 
 

@@ -15,7 +15,7 @@ import pytest
 from coqa.cli.main import main
 from coqa.config import ConfigError, default_settings
 from coqa.dataset import (
-    NLPCC,
+    QuestionFormat,
     DatasetError,
     GoldQuestion,
     file_format,
@@ -43,7 +43,7 @@ from coqa.ranking.paraphrase import PARAPHRASES_FILE
 from coqa.resources import QUERIES_DIR
 from coqa.training import nlpcc_training_settings
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 NLPCC_DIR = REPO_ROOT.parent / "shared" / "data" / "nlpcc-kbqa"
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
@@ -164,7 +164,7 @@ def test_an_nlpcc_training_file_reads_as_labelled_questions(tmp_path: Path) -> N
     assert first.sparql == "SELECT ?x WHERE { <青石桥> <所在地> ?x . }"
     assert second.number == 2
     source = read_question_file(path)
-    assert (source.kind, source.questions, source.ids) == (NLPCC, ["青石桥在哪里？", "白鹭湖有多大？"], (1, 2))
+    assert (source.kind, source.questions, source.ids) == (QuestionFormat.NLPCC, ["青石桥在哪里？", "白鹭湖有多大？"], (1, 2))
 
 
 def test_a_record_line_of_another_question_is_refused_with_its_line_number(tmp_path: Path) -> None:
@@ -181,7 +181,7 @@ def test_submission_records_print_answer_values_best_first() -> None:
     record = format_nlpcc_record(7, "问题？", ['"甲 | 乙"', "<丙>", '"制表\t符"'])
     assert record == "<question id=7>\t问题？\n<answer id=7>\t甲 | 乙 | 丙 | 制表\\t符\n" + "=" * 50 + "\n"
     assert nlpcc_answers(['"a | b"', '""']) == ["a", "b"]
-    assert file_format(record.splitlines()) == NLPCC
+    assert file_format(record.splitlines()) == QuestionFormat.NLPCC
 
 
 def test_nlpcc_scores_ignore_white_space_and_case() -> None:
