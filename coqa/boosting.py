@@ -14,6 +14,7 @@ seed and the training rows than one model does.
 
 from __future__ import annotations
 
+import logging
 import math
 import operator
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ import lightgbm
 import numpy as np
 
 from coqa.config import BoosterSettings
+
+# LightGBM's native messages go to this logger (so to stderr, at the configured
+# level), never to stdout, where result lines may be written.
+lightgbm.register_logger(logging.getLogger("coqa.lightgbm"), info_method_name="debug")
 
 
 class FeatureMismatch(ValueError):
