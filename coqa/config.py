@@ -155,6 +155,8 @@ class Settings:
     timeout: float = 10.0
     retries: int = 2
     retry_backoff: float = 0.5
+    # A batch stops once this many questions in a row found the remote KB unreachable (0: never).
+    stop_after_unreachable: int = 3
     # Rows of recently sent queries kept in memory, for questions that send them again (0: none); kept across questions for the embedded store only.
     kb_cache_rows: int = 100_000
     hanlp: bool = False

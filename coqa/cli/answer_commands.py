@@ -44,8 +44,9 @@ A question that cannot be answered (empty, too long, nothing recognisable,
 a knowledge-base error) gets an empty line and a logged reason
 (COQA_LOG_LEVEL=INFO shows them); the run goes on. The result file is
 replaced only when the run ends. Exit code 1 when the knowledge base failed
-and no question got an answer (the file is then not written), or when no
-question got an answer at all (the file is written)."""
+and no question got an answer, or was unreachable for stop_after_unreachable
+questions in a row (3; the run stops there; the file is then not written),
+or when no question got an answer at all (the file is written)."""
 
 ANSWER_EPILOG = """examples:
   coqa answer questions.txt -o result.txt
@@ -137,7 +138,7 @@ def run_answer(args: argparse.Namespace) -> int:
               "in the NLPCC submission layout", file=sys.stderr)
     settings = settings_from_args(args)
     started = time.perf_counter()
-    report = BatchReport()
+    report = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
     try:
         output = ResultOutput(args.output)
     except OSError as error:
@@ -147,6 +148,7 @@ def run_answer(args: argparse.Namespace) -> int:
 
             def write_line(line: str) -> None:
                 output.write(line + "\n")
+                progress.failed = report.kb_failed
                 progress.advance()
 
             answers = answer_stream(settings, source.questions, args.jobs)
@@ -194,7 +196,7 @@ def run_ask(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     pipeline = Pipeline.from_settings(settings)
-    report = BatchReport()
+    report = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
     questions = [args.question] if args.question is not None else _prompt()
     try:
         for question in questions:

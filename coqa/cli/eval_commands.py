@@ -191,20 +191,24 @@ def run_eval(args: argparse.Namespace) -> int:
     except OSError as error:
         return fail(f"cannot write reports to {out}: {error.strerror}", USAGE_ERROR)
     settings = settings_from_args(args)
-    from coqa.batch import answer_safely
+    from coqa.batch import BatchReport, answer_safely
+    from coqa.explanation import Answer
     from coqa.pipeline import Pipeline
 
     try:
         pipeline = Pipeline.from_settings(settings)
     except FileNotFoundError as error:
         return fail(str(error))
+    counted = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
+
+    def answer(question: str) -> Answer:
+        given = answer_safely(pipeline, question)
+        counted.add(given)  # BackendDown (a KBError: one line, exit 1) ends the run
+        progress.failed = counted.kb_failed
+        return given
+
     with Progress(len(questions), "answered", args.progress_every) as progress:
-        report = validate(
-            questions,
-            lambda question: answer_safely(pipeline, question),
-            jobs=args.jobs,
-            progress=lambda done, _total: progress.update(done),
-        )
+        report = validate(questions, answer, jobs=args.jobs, progress=lambda done, _total: progress.update(done))
     if nlpcc:
         print("\n".join(nlpcc_score_lines(report)) + "\n")
     print("\n".join(report_lines(report)))

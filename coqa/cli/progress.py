@@ -5,6 +5,9 @@ pipe, a CI job) a bar would be noise, so a plain line is written every
 `interval` seconds instead, e.g.
 
     coqa: answered 300/703 (42%), 12.3 q/s, eta 31 s
+
+Items that failed (questions the knowledge base failed) are counted apart:
+`answered 300/703 (42%), 4 failed, ...`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
         self.done = 0
+        self.failed = 0  # of the done items, how many failed (set by the caller)
         self.started = clock()
         self.last_line = self.started
         self.bar = tqdm(total=total, desc=verb, unit="q", file=self.stream, leave=False) if self.stream.isatty() else None
@@ -52,6 +56,8 @@ class Progress:
         if done <= self.done:
             return
         if self.bar is not None:
+            if self.failed:
+                self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
             self.bar.update(done - self.done)
         self.done = done
         now = self.clock()
@@ -69,7 +75,8 @@ class Progress:
         rate = self.done / elapsed
         share = self.done / self.total if self.total else 1.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        return f"{self.verb} {self.done}/{self.total} ({share:.0%}), {rate:.1f} q/s, eta {eta:.0f} s"
+        failed = f", {self.failed} failed" if self.failed else ""
+        return f"{self.verb} {self.done}/{self.total} ({share:.0%}){failed}, {rate:.1f} q/s, eta {eta:.0f} s"
 
     def track(self, items: Iterable[Item]) -> Iterator[Item]:
         """Yield the items, advancing after each one."""
