@@ -7,6 +7,12 @@ import logging
 import sys
 
 from coqa.config import Settings, load_settings
+from coqa.kb import uses_demo_kb
+
+DEMO_NOTICE = (
+    "coqa: note: no knowledge base given (--store, --endpoint, --gstore or a config file): "
+    "using the shipped demo knowledge base (a few hundred facts written for coqa, not PKU BASE)"
+)
 
 
 def add_kb_options(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +28,9 @@ def add_kb_options(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings from the config file, the environment and the flags in `args`."""
+    """Settings from the config file, the environment and the flags in `args`;
+    for a command with the knowledge-base options, a notice on stderr when they
+    name none and the demo knowledge base is used."""
     flags: dict[str, object] = {}
     if getattr(args, "gstore", None):
         flags.update(backend="gstore", gstore_url=args.gstore, gstore_db=args.db)
@@ -35,6 +43,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             flags[key] = getattr(args, key)
     settings = load_settings(getattr(args, "config", None), flags)
     logging.basicConfig(level=settings.log_level.upper(), format="coqa: %(levelname)s: %(message)s")
+    if hasattr(args, "endpoint") and uses_demo_kb(settings):
+        print(DEMO_NOTICE, file=sys.stderr)
     return settings
 
 

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from coqa.config import Settings
 from coqa.explanation import Answer
 from coqa.kb.base import KBError
+from coqa.kb import uses_demo_kb
 from coqa.kb.demo import DEMO_QUESTIONS
 from coqa.serve.query_graph import query_graph
 from coqa.serve.schemas import (
@@ -145,8 +146,12 @@ def create_app(settings: Settings, options: ServeOptions = ServeOptions(), servi
             counts=service.counts(),
         )
 
-    @app.get("/examples", response_model=list[str], summary="Example questions of the demo knowledge base")
+    @app.get("/examples", response_model=list[str], summary="Example questions of the loaded knowledge base")
     def examples() -> list[str]:
+        """The demo questions when the demo knowledge base is loaded; none for
+        another one (the demo's questions would get absurd answers there)."""
+        if not uses_demo_kb(settings):
+            return []
         return [line.strip() for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     return app
