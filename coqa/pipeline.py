@@ -241,6 +241,13 @@ class Pipeline:
         explanation.chosen = CandidateRecord(sparql, best.shape.name, round(score, 4), answers)
         if not answers:
             explanation.failure = "the chosen query has no answer"
+            return answers
+        calibration = self._trained(self.ranker).model.calibration
+        assert calibration is not None, "a loaded model has its calibration"
+        explanation.confidence = round(calibration.confidence([s for s, _ in ranked], len(answers)), 4)
+        if explanation.confidence < self.settings.min_confidence:
+            explanation.failure = f"confidence {explanation.confidence:.4f} below min_confidence {self.settings.min_confidence:g}"
+            return []
         return answers
 
     def _record(self, score: float, candidate: Candidate) -> CandidateRecord:

@@ -35,6 +35,7 @@ from coqa.pipeline import Pipeline
 from coqa.ranking.paraphrase import PredicateParaphrases
 from coqa.kb.surfaces import matching_name
 from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.calibration import Calibration
 from coqa.ranking.features import rank_features
 from coqa.ranking.keys import directed, is_predicate_key, name_piece_key, name_pieces, pair_key, shape_key
 from coqa.ranking.model import RankerModel
@@ -166,6 +167,7 @@ class RankingTable:
     rows: list[dict[str, float]] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)
     f1s: list[float] = field(default_factory=list)
+    answer_counts: list[int] = field(default_factory=list)
     groups: list[int] = field(default_factory=list)
     folds: list[int] = field(default_factory=list)
 
@@ -191,6 +193,10 @@ class Trainer:
         paraphrases = self.paraphrases_by_fold(examples)
         table = self.ranking_table(examples, link_scores, associations, neighbours, paraphrases)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
+        calibration = Calibration.fit_out_of_fold(
+            table.rows, table.labels, table.groups, table.folds, table.f1s, table.answer_counts,
+            lambda rows, labels, groups: self._fit(rows, labels, groups, rank_features(self.settings.ranking), self.settings.training.ranker),
+        )  # fmt: skip
         expressible = sum(e.shape is not None for e in examples)
         link_labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
         summary = TrainingSummary(
@@ -199,7 +205,7 @@ class Trainer:
         )  # fmt: skip
         model = TrainedModel(
             linker=LinkerModel(keyphraseness[self.folds], linker_scorer, order_scorer),
-            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer, paraphrases[self.folds]),
+            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer, paraphrases[self.folds], calibration),
             settings=self.settings.algorithm(),
             template_digest=template_digest(self.pipeline.templates),
             training_data_digest=training_data_digest(questions),
@@ -283,6 +289,7 @@ class Trainer:
             table.rows.extend(c.features for c in candidates)
             table.labels.extend(int(best >= self.settings.training.positive_f1 and f1 >= best) for f1 in f1s)
             table.f1s.extend(f1s)
+            table.answer_counts.extend(len(c.answers) for c in candidates)
             table.groups.append(len(candidates))
             table.folds.append(example.fold)
         return table

@@ -8,9 +8,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
-from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
+from coqa.cli.common import add_kb_options, add_min_confidence_option, fail, is_utf8_text, settings_from_args
 from coqa.cli.output import ResultOutput
 from coqa.cli.progress import Progress, add_progress_option
+from coqa.explanation import LOW_CONFIDENCE
 from coqa.dataset import (
     CCKS,
     NLPCC,
@@ -84,6 +85,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     answer.add_argument("-o", "--output", required=True, help="result file to write (- for stdout)")
     answer.add_argument("--model", metavar="MODEL", help="model from `coqa train` (default: the shipped model)")
     answer.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    answer.add_argument(
+        "--details", metavar="FILE.jsonl",
+        help="also write one JSON object per question, in order: question, answers, confidence, sparql, failure",
+    )  # fmt: skip
+    add_min_confidence_option(answer)
     add_progress_option(answer)
     add_kb_options(answer)
     answer.set_defaults(run=run_answer)
@@ -141,10 +147,17 @@ def run_answer(args: argparse.Namespace) -> int:
     report = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
     try:
         output = ResultOutput(args.output)
+        details = ResultOutput(args.details) if args.details else None
     except OSError as error:
-        return fail(f"cannot write {args.output}: {error.strerror}")
+        return fail(f"cannot write {args.output if not args.details else args.details}: {error.strerror}")
     try:
-        with output, Progress(len(source.questions), "answered", args.progress_every) as progress:
+        with output, details or output, Progress(len(source.questions), "answered", args.progress_every) as progress:
+            render = _renderer(source)
+
+            def written(answer: Answer) -> str:
+                if details is not None:
+                    details.write(json.dumps(answer.details(), ensure_ascii=False) + "\n")
+                return render(answer)
 
             def write_line(line: str) -> None:
                 output.write(line + "\n")
@@ -152,10 +165,12 @@ def run_answer(args: argparse.Namespace) -> int:
                 progress.advance()
 
             answers = answer_stream(settings, source.questions, args.jobs)
-            write_answers(answers, write_line, report, _renderer(source))
+            write_answers(answers, write_line, report, written)
             if report.kb_failed_run:
                 return fail(str(report.kb_problem()) + ("" if output.to_stdout else f"; {output.name} not written"))
             output.commit()
+            if details is not None:
+                details.commit()
     except OSError as error:
         return fail(f"cannot write {output.name}: {error.strerror}")
     return _summary(report, output.name, time.perf_counter() - started)
@@ -245,6 +260,9 @@ def format_explanation(explanation: Explanation, top: int) -> str:
     if explanation.chosen:
         lines.append(f"query:      {explanation.chosen.sparql}")
     lines.append("answers:    " + ("\t".join(explanation.chosen.answers) if explanation.chosen else ""))
+    if explanation.chosen and explanation.chosen.answers:
+        low = "  (low: this answer is likely wrong)" if explanation.confidence < LOW_CONFIDENCE else ""
+        lines.append(f"confidence: {explanation.confidence:.2f}{low}")
     if explanation.failure:
         lines.append(f"no answer:  {explanation.failure}")
     lines.append(f"time:       {explanation.seconds * 1000:.1f} ms")

@@ -17,6 +17,7 @@ from coqa.evaluation.compare import Comparison, compare_files
 from coqa.evaluation.metrics import DbqaScores, KbqaScores, MacroScores, nlpcc_kbqa_scores
 from coqa.evaluation.scoring import ScoringError, score_ccks, score_nlpcc_dbqa, score_nlpcc_kbqa
 from coqa.evaluation.validate import ValidationReport, validate
+from coqa.evaluation.reliability import reliability_lines
 
 TASKS = ("ccks", "nlpcc-kbqa", "nlpcc-dbqa")
 USAGE_ERROR = 2
@@ -260,5 +261,6 @@ def report_lines(report: ValidationReport) -> list[str]:
         "with a correct candidate)",
         f"latency            p50 {report.latency_p50 * 1000:.1f} ms, p95 {report.latency_p95 * 1000:.1f} ms",
         f"throughput         {report.throughput:.2f} questions/s ({report.wall_seconds:.1f} s)",
+        "",
     ]
-    return lines
+    return lines + reliability_lines(report.reliability)

@@ -167,6 +167,7 @@ def answer_result(answer: Answer, candidates_total: int) -> AnswerResult:
     return AnswerResult(
         question=explanation.question,
         answers=answer.answers,
+        confidence=explanation.confidence,
         explanation=explanation,
         candidates_total=candidates_total,
         query_graph=query_graph(explanation.chosen.sparql) if explanation.chosen else None,
