@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 from coqa.cli.common import add_kb_options, add_min_confidence_option, fail, is_utf8_text, settings_from_args
 from coqa.cli.output import ResultOutput
-from coqa.cli.progress import Progress, add_progress_option
+from coqa.cli.progress import FitProgress, Progress, add_progress_option
 from coqa.explanation import LOW_CONFIDENCE
 from coqa.dataset import (
     CCKS,
@@ -270,6 +270,7 @@ def format_explanation(explanation: Explanation, top: int) -> str:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from coqa.boosting import round_observer
     from coqa.pipeline import Pipeline
     from coqa.resources import QUERIES_DIR
     from coqa.querygen.templates import load_templates
@@ -299,7 +300,12 @@ def run_train(args: argparse.Namespace) -> int:
 
     if args.seed is not None:
         settings = settings.with_overrides({"training": {"seed": args.seed}}, "command line")
-    model, summary = Trainer(pipeline, settings, progress=progress).train(questions)
+    fits = FitProgress(args.progress_every)
+    observing = round_observer.set(fits)
+    try:
+        model, summary = Trainer(pipeline, settings, progress=progress).train(questions)
+    finally:
+        round_observer.reset(observing)
     model.save(args.output)
     print(
         f"trained on {summary.questions} questions: {summary.link_candidates} link candidates "
