@@ -8,9 +8,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
-from coqa.cli.common import add_kb_options, add_min_confidence_option, fail, is_utf8_text, settings_from_args
+from coqa.cli.common import add_kb_options, add_min_confidence_option, fail, settings_from_args
 from coqa.cli.output import ResultOutput
 from coqa.cli.progress import FitProgress, Progress, add_progress_option
+from coqa.cli.prompt import questions_at_prompt
 from coqa.explanation import LOW_CONFIDENCE
 from coqa.dataset import (
     CCKS,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # the pipeline imports the model stack: only the commands' ru
     from coqa.explanation import Answer, Explanation
 
 SHOWN_CANDIDATES = 5
+ASK_HISTORY = "ask_history"  # the prompt's history, in the cache directory
 Example = TypeVar("Example")
 
 ANSWER_DESCRIPTION = """Answer a question file. Writes exactly one line per question, in order:
@@ -62,7 +64,8 @@ ANSWER_EPILOG = """examples:
 ASK_EPILOG = """examples:
   coqa ask '周星驰的身高是多少？'
   coqa ask '周星驰的身高是多少？' --json --top 3 --store /data/pkubase-store
-  coqa ask                       (a prompt: one question per line; exit or Ctrl-D ends it)
+  coqa ask                       (a prompt: one question per line, arrow keys edit and recall
+                                  earlier questions; exit, Ctrl-D or Ctrl-C ends it)
 
 Exit code 1 when the knowledge base failed for every question asked."""
 
@@ -212,7 +215,7 @@ def run_ask(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     pipeline = Pipeline.from_settings(settings)
     report = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
-    questions = [args.question] if args.question is not None else _prompt()
+    questions = [args.question] if args.question is not None else questions_at_prompt(settings.cache_path / ASK_HISTORY)
     try:
         for question in questions:
             answer = answer_safely(pipeline, question)
@@ -223,27 +226,15 @@ def run_ask(args: argparse.Namespace) -> int:
                 print(json.dumps(data, ensure_ascii=False, indent=2))
             else:
                 print(format_explanation(answer.explanation, args.top))
+    except KeyboardInterrupt:
+        if args.question is not None:
+            raise
+        print()  # Ctrl-C while a question of the prompt is answered ends the session quietly, as at the prompt
     finally:
         pipeline.close()
     if report.kb_failed_run:
         return fail(str(report.kb_problem()))
     return 0
-
-
-def _prompt() -> Iterator[str]:
-    while True:
-        try:
-            line = input("question> ")
-        except EOFError:
-            print()
-            return
-        if not is_utf8_text(line):
-            print("coqa: error: that line is not UTF-8 text; type the question in UTF-8", file=sys.stderr)
-            continue
-        if line.strip() in ("exit", "quit"):
-            return
-        if line.strip():
-            yield line
 
 
 def format_explanation(explanation: Explanation, top: int) -> str:
