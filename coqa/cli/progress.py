@@ -101,7 +101,7 @@ class FitProgress:
     """The progress of the model fits of `coqa train` (called with each
     boosting round through coqa.boosting.round_observer): a line at most every
     `interval` seconds, across fits, e.g.
-    `coqa: training: fitting model 7, round 120/300, 95 s in fits so far`."""
+    `coqa: training: fitting model 7, round 120/300, 95 s since the first fit`."""
 
     def __init__(self, interval: float = DEFAULT_INTERVAL, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval = interval
@@ -119,7 +119,7 @@ class FitProgress:
             self.fits += 1
         if now - self.last_line >= self.interval:
             self.last_line = now
-            line = f"training: fitting model {self.fits}, round {done}/{rounds}, {now - self.started:.0f} s in fits so far"
+            line = f"training: fitting model {self.fits}, round {done}/{rounds}, {now - self.started:.0f} s since the first fit"
             print(f"coqa: {line}", file=self.stream, flush=True)
 
 

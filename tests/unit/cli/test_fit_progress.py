@@ -18,4 +18,4 @@ def test_lines_come_every_interval_across_fits() -> None:
             fits(done, 100)
     lines = stream.getvalue().splitlines()
     assert fits.fits == 3 and len(lines) == 2
-    assert lines[0].startswith("coqa: training: fitting model 2, round ") and lines[0].endswith("/100, 10 s in fits so far")
+    assert lines[0].startswith("coqa: training: fitting model 2, round ") and lines[0].endswith("/100, 10 s since the first fit")
