@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 from contextlib import contextmanager
