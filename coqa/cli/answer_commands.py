@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 from coqa.cli.common import add_kb_options, add_min_confidence_option, fail, settings_from_args
@@ -150,11 +151,15 @@ def run_answer(args: argparse.Namespace) -> int:
     report = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
     try:
         output = ResultOutput(args.output)
+    except OSError as error:
+        return fail(f"cannot write {args.output}: {error.strerror}")
+    try:
         details = ResultOutput(args.details) if args.details else None
     except OSError as error:
-        return fail(f"cannot write {args.output if not args.details else args.details}: {error.strerror}")
+        output.discard()
+        return fail(f"cannot write {args.details}: {error.strerror}")
     try:
-        with output, details or output, Progress(len(source.questions), "answered", args.progress_every) as progress:
+        with output, details or nullcontext(), Progress(len(source.questions), "answered", args.progress_every) as progress:
             render = _renderer(source)
 
             def written(answer: Answer) -> str:
