@@ -246,7 +246,8 @@ class Pipeline:
         assert calibration is not None, "a loaded model has its calibration"
         explanation.confidence = round(calibration.confidence([s for s, _ in ranked], len(answers)), 4)
         if explanation.confidence < self.settings.min_confidence:
-            explanation.failure = f"confidence {explanation.confidence:.4f} below min_confidence {self.settings.min_confidence:g}"
+            # One reason before the colon, so that a run's reasons count these together (BatchReport.reason_counts).
+            explanation.failure = f"confidence below min_confidence: {explanation.confidence:.4f} < {self.settings.min_confidence:g}"
             return []
         return answers
 
