@@ -13,35 +13,56 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from coqa.config import Settings
 from coqa.explanation import Answer, Explanation
-from coqa.pipeline import KB_FAILURE, Pipeline
+from coqa.kb.base import KBError
+from coqa.pipeline import KB_FAILURE, KB_UNREACHABLE, Pipeline
 
 log = logging.getLogger("coqa")
 _worker_pipeline: Pipeline | None = None
 
 
+class BackendDown(KBError):
+    """The remote knowledge base was unreachable for several questions in a row: the run stops."""
+
+
 @dataclass
 class BatchReport:
     """Counts of a batch run; `failures` maps question number (from 1) to the
-    reason it has no answer."""
+    reason it has no answer; `kb_failed` counts the questions the knowledge
+    base failed. With `stop_after_unreachable` above 0, `add` raises
+    BackendDown once that many questions in a row found the KB unreachable
+    (an answered question starts the count again)."""
 
     questions: int = 0
     answered: int = 0
     failures: dict[int, str] = field(default_factory=dict)
+    kb_failed: int = 0
+    stop_after_unreachable: int = 0
+    unreachable_in_a_row: int = 0
 
     def add(self, answer: Answer) -> None:
         """Count one more answer (numbered in the order they are added); log why it is empty."""
         self.questions += 1
         if answer.answers:
             self.answered += 1
+            self.unreachable_in_a_row = 0
             return
         reason = answer.explanation.failure or "no answer"
         self.failures[self.questions] = reason
         log.info("question %d: no answer: %s", self.questions, reason)
+        if _is_kb_failure(reason):
+            self.kb_failed += 1
+        if reason.startswith(KB_UNREACHABLE):
+            self.unreachable_in_a_row += 1
+            if self.unreachable_in_a_row == self.stop_after_unreachable:
+                raise BackendDown(
+                    f"stopped after question {self.questions}: the knowledge base was unreachable for "
+                    f"{self.unreachable_in_a_row} questions in a row ({reason.split(': ', 1)[1]})"
+                )
 
     @property
     def kb_failures(self) -> list[int]:
         """Numbers of the questions the knowledge base failed (server down, timeout, error reply)."""
-        return [number for number, reason in self.failures.items() if reason.startswith(KB_FAILURE)]
+        return [number for number, reason in self.failures.items() if _is_kb_failure(reason)]
 
     @property
     def kb_failed_run(self) -> bool:
@@ -65,6 +86,10 @@ class BatchReport:
             f"the knowledge base failed for {len(failed)} of {self.questions} questions "
             f"(first, question {failed[0]}: {self.failures[failed[0]]})"
         )
+
+
+def _is_kb_failure(reason: str) -> bool:
+    return reason.startswith(KB_FAILURE)  # KB_UNREACHABLE begins so too
 
 
 def answer_safely(pipeline: Pipeline, question: str) -> Answer:

@@ -14,16 +14,27 @@ seed and the training rows than one model does.
 
 from __future__ import annotations
 
+import logging
 import math
 import operator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import lightgbm
 import numpy as np
 
 from coqa.booster_settings import BoosterSettings
+
+# LightGBM's native messages go to this logger (so to stderr, at the configured
+# level), never to stdout, where result lines may be written.
+lightgbm.register_logger(logging.getLogger("coqa.lightgbm"), info_method_name="debug")
+
+# Told of every boosting round as (round, rounds), from 1: how `coqa train`
+# shows progress through the fits, which take most of its time after the
+# passes over the questions. None: nobody is told.
+round_observer: ContextVar[Callable[[int, int], None] | None] = ContextVar("round_observer", default=None)
 
 
 class FeatureMismatch(ValueError):
@@ -143,4 +154,6 @@ def _fit_booster(data: lightgbm.Dataset, settings: BoosterSettings, seed: int, b
         parameters["lambdarank_truncation_level"] = 10
     if bagged:
         parameters.update(bagging_fraction=settings.bag_fraction, bagging_freq=1, bagging_by_query=settings.objective == "lambdarank")
-    return lightgbm.train(parameters, data, num_boost_round=settings.rounds)
+    observer = round_observer.get()
+    callbacks = [lambda env: observer(env.iteration + 1, env.end_iteration)] if observer else []
+    return lightgbm.train(parameters, data, num_boost_round=settings.rounds, callbacks=callbacks)

@@ -70,6 +70,10 @@ class Settings:
     timeout: float
     retries: int
     retry_backoff: float
+    # An answer whose confidence is below this is left out (0: none is).
+    min_confidence: float
+    # A batch stops once this many questions in a row found the remote KB unreachable (0: never).
+    stop_after_unreachable: int
     # Rows of recently sent queries kept in memory, for questions that send them again (0: none); kept across questions for the embedded store only.
     kb_cache_rows: int
     hanlp: bool
@@ -91,6 +95,8 @@ class Settings:
         unknown = [name for name in settings.query_generation.shapes.split(",") if name and name not in SHAPE_NAMES]
         if unknown:
             raise ConfigError(f"{source}: query_generation.shapes names unknown shapes {', '.join(unknown)} (known: {', '.join(SHAPE_NAMES)})")
+        if not 0.0 <= settings.min_confidence <= 1.0:
+            raise ConfigError(f"{source}: min_confidence must be in [0, 1], not {settings.min_confidence}")
         if settings.linking.min_mention_length < 1:
             raise ConfigError(f"{source}: linking.min_mention_length must be at least 1")
         for booster in (settings.training.linker, settings.training.ranker):

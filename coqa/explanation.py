@@ -9,6 +9,8 @@ from typing import Any
 
 from coqa.dataset import format_result_line
 
+LOW_CONFIDENCE = 0.5  # an answer less likely right than wrong is shown marked as uncertain
+
 
 @dataclass
 class MentionRecord:
@@ -42,7 +44,9 @@ class CandidateRecord:
 @dataclass
 class Explanation:
     """Every stage's output for one question. `failure` says why there is no
-    answer (bad input, no mention, no candidate, KB error) and is None otherwise."""
+    answer (bad input, no mention, no candidate, KB error) and is None otherwise.
+    `confidence` is the calibrated probability that the answers are right
+    (coqa.ranking.calibration; 0 without answers)."""
 
     question: str
     normalized: str = ""
@@ -52,6 +56,7 @@ class Explanation:
     cuts: list[CapCut] = field(default_factory=list)  # settings that bounded query generation
     chosen: CandidateRecord | None = None
     failure: str | None = None
+    confidence: float = 0.0
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,6 +69,17 @@ class Answer:
 
     answers: list[str]
     explanation: Explanation
+
+    def details(self) -> dict[str, Any]:
+        """The record `coqa answer --details` writes for the question (one JSON line)."""
+        chosen = self.explanation.chosen
+        return {
+            "question": self.explanation.question,
+            "answers": self.answers,
+            "confidence": self.explanation.confidence,
+            "sparql": chosen.sparql if chosen else None,
+            "failure": self.explanation.failure,
+        }
 
     def line(self) -> str:
         """The result.txt line: answers tab-separated, empty when there is none

@@ -10,13 +10,18 @@
     neighbours.npz     TF-IDF of the training questions (arrays only)
 
 No pickle: every part is a LightGBM model file, JSON or NPZ read with
-allow_pickle=False. Each stage owns its part (coqa.linking.linker.LinkerModel,
+allow_pickle=False. Each stage owns its part (coqa.linking.model.LinkerModel,
 coqa.ranking.model.RankerModel); this module writes the directory and, on loading,
 checks the model against the code and says in one line what is out of date.
+meta.json records the SHA-256 of every part (`files`: name -> digest); loading
+checks them all before LightGBM or numpy reads a byte, so a part cut short,
+damaged or taken from another model ends in one line naming the file (LightGBM
+itself may crash the process on such a file).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -35,7 +40,7 @@ from coqa.ranking.model import RankerModel
 from coqa.shapes import SHAPES
 from coqa.templates import Template, template_digest
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 META_FILE = "meta.json"
 RETRAIN = "retrain with `coqa train TRAIN_FILE --store DIR -o MODEL_DIR`"
 
@@ -59,7 +64,7 @@ class TrainedModel:
     training_data_digest: str
     figures: dict[str, Any] = field(default_factory=dict)
 
-    def meta(self, files: list[str]) -> dict[str, Any]:
+    def meta(self, files: dict[str, str]) -> dict[str, Any]:
         return {
             "format_version": FORMAT_VERSION,
             "coqa_version": __version__,
@@ -81,7 +86,8 @@ class TrainedModel:
         staging = path.with_name(path.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        files = self.linker.save(staging) + self.ranker.save(staging)
+        names = self.linker.save(staging) + self.ranker.save(staging)
+        files = {name: file_digest(staging / name) for name in names}
         meta = json.dumps(self.meta(files), ensure_ascii=False, indent=1, sort_keys=True)
         (staging / META_FILE).write_text(meta + "\n", encoding="utf-8")
         if path.exists():
@@ -99,6 +105,7 @@ class TrainedModel:
         problem = out_of_date(meta, templates)
         if problem:
             raise ModelError(f"the model at {path} is out of date: {problem}; {RETRAIN}")
+        check_parts(path, meta)
         recorded = meta["settings"]
         try:
             ranking = recorded_ranking(recorded)
@@ -129,6 +136,32 @@ def read_meta(path: Path) -> dict[str, Any]:
         found = meta.get("format_version") if isinstance(meta, dict) else None
         raise ModelError(f"the model at {path} has format {found}, this coqa {__version__} reads format {FORMAT_VERSION}; {RETRAIN}")
     return meta
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file, hex."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_parts(path: Path, meta: Mapping[str, Any]) -> None:
+    """ModelError (one line naming the file) unless every part meta.json lists
+    is there with the SHA-256 it records and the directory holds no other file
+    (a stray bag member such as `ranker.1.txt` would be read as part of the model)."""
+    files = meta.get("files")
+    if not isinstance(files, dict) or not files:
+        raise ModelError(f"{path / META_FILE} records no checksums of the model's parts; {RETRAIN}")
+    for name, recorded in sorted(files.items()):
+        part = path / name
+        if Path(name).name != name or not part.is_file():
+            raise ModelError(f"{part}: a part of the model listed in {META_FILE} is missing; {RETRAIN}")
+        if file_digest(part) != recorded:
+            raise ModelError(f"{part} is damaged or not this model's part (its SHA-256 differs from {META_FILE}); {RETRAIN}")
+    for stray in sorted(p.name for p in path.iterdir() if p.name != META_FILE and p.name not in files):
+        raise ModelError(f"{path / stray} is not a part of the model ({META_FILE} does not list it): remove it or {RETRAIN}")
 
 
 def out_of_date(meta: Mapping[str, Any], templates: Mapping[str, Template]) -> str | None:

@@ -17,7 +17,7 @@ from coqa.mentions.cues import CUES
 from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
 from coqa.querygen.candidate import CapCut
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
-from coqa.kb.base import KBError
+from coqa.kb.base import KBError, KBUnreachable
 from coqa.kb.mention_index import MentionIndex
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.linking.linker import EntityLinker, LinkCandidate, LinkedNode
@@ -39,6 +39,7 @@ log = logging.getLogger("coqa")
 _Stage = TypeVar("_Stage", EntityLinker, QueryRanker)
 MAX_QUESTION_LENGTH = 300
 KB_FAILURE = "knowledge base error"  # how the failure of a question the KB failed begins
+KB_UNREACHABLE = f"{KB_FAILURE} (unreachable)"  # ... and of one whose remote KB could not be reached at all
 SHAPE_ORDER = {shape.name: i for i, shape in enumerate(SHAPES)}
 
 
@@ -202,6 +203,8 @@ class Pipeline:
         self.kb.start_question()
         try:
             answers = self._answer(question, explanation)
+        except KBUnreachable as error:
+            explanation.failure = f"{KB_UNREACHABLE}: {error}"
         except KBError as error:
             explanation.failure = f"{KB_FAILURE}: {error}"
         if explanation.failure:
@@ -238,6 +241,14 @@ class Pipeline:
         explanation.chosen = CandidateRecord(sparql, best.shape.name, round(score, 4), answers)
         if not answers:
             explanation.failure = "the chosen query has no answer"
+            return answers
+        calibration = self._trained(self.ranker).model.calibration
+        assert calibration is not None, "a loaded model has its calibration"
+        explanation.confidence = round(calibration.confidence([s for s, _ in ranked], len(answers)), 4)
+        if explanation.confidence < self.settings.min_confidence:
+            # One reason before the colon, so that a run's reasons count these together (BatchReport.reason_counts).
+            explanation.failure = f"confidence below min_confidence: {explanation.confidence:.4f} < {self.settings.min_confidence:g}"
+            return []
         return answers
 
     def _record(self, score: float, candidate: Candidate) -> CandidateRecord:

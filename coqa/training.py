@@ -35,6 +35,7 @@ from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking.paraphrase import PredicateParaphrases
 from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.calibration import Calibration
 from coqa.ranking.features import rank_features
 from coqa.ranking.keys import directed, pair_key
 from coqa.ranking.model import RankerModel, fit_paraphrases, fit_statistics
@@ -149,7 +150,7 @@ def _mention_surfaces(example: _Example) -> tuple[int, set[str], set[str]]:
 @dataclass(frozen=True)
 class LinkScores:
     """Cross-fitted scores of an example's link candidates, one per candidate:
-    `scores` (probabilities) and `order` (see `coqa.linking.linker.LinkerModel`)."""
+    `scores` (probabilities) and `order` (see `coqa.linking.model.LinkerModel`)."""
 
     scores: list[float]
     order: list[float]
@@ -176,6 +177,7 @@ class RankingTable:
     rows: list[dict[str, float]] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)
     f1s: list[float] = field(default_factory=list)
+    answer_counts: list[int] = field(default_factory=list)
     groups: list[int] = field(default_factory=list)
     folds: list[int] = field(default_factory=list)
 
@@ -205,6 +207,10 @@ class Trainer:
             paraphrases = list(fit_paraphrases(wordings, predicates, folds, self.folds))
         table = self.ranking_table(examples, link_scores, associations, neighbours, paraphrases)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
+        calibration = Calibration.fit_out_of_fold(
+            table.rows, table.labels, table.groups, table.folds, table.f1s, table.answer_counts,
+            lambda rows, labels, groups: self._fit(rows, labels, groups, rank_features(self.settings.ranking), self.settings.training.ranker),
+        )  # fmt: skip
         expressible = sum(e.shape is not None for e in examples)
         link_labels = [link_label(c.term, e.gold) for e in examples for c in e.link_candidates]
         summary = TrainingSummary(
@@ -213,7 +219,7 @@ class Trainer:
         )  # fmt: skip
         model = TrainedModel(
             linker=LinkerModel(keyphraseness[self.folds], linker_scorer, order_scorer),
-            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer, paraphrases[self.folds]),
+            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer, paraphrases[self.folds], calibration),
             settings=self.settings.algorithm(),
             template_digest=template_digest(self.pipeline.templates),
             training_data_digest=training_data_digest(questions),
@@ -283,12 +289,13 @@ class Trainer:
             table.rows.extend(rankers[example.fold].featurize(example.text, linked, candidates))
             table.labels.extend(int(best >= self.settings.training.positive_f1 and f1 >= best) for f1 in f1s)
             table.f1s.extend(f1s)
+            table.answer_counts.extend(len(c.answers) for c in candidates)
             table.groups.append(len(candidates))
             table.folds.append(example.fold)
         return table
 
     def _fit(
-        self, rows: Sequence[dict[str, float]], labels: Sequence[int], groups: Sequence[int], names: Sequence[str],
+        self, rows: Sequence[Mapping[str, float]], labels: Sequence[int], groups: Sequence[int], names: Sequence[str],
         settings: BoosterSettings,
     ) -> BoostedScorer:  # fmt: skip
         return fit_scorer(rows, labels, groups, names, settings, self.seed)

@@ -10,25 +10,29 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pyoxigraph as ox
 import pytest
 
+from coqa.config import default_settings
+from coqa.dataset import read_ccks
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import QueryResult
-from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES
+from coqa.kb.demo import DEMO_CCKS, DEMO_DIR, DEMO_KB_FILES, ensure_demo_store
 from coqa.kb.loading.export import GSTORE, NTRIPLES, export_kb, render_triple
 from coqa.kb.loading.formats import Triple
 from coqa.kb.loading.loader import load_kb
 from coqa.kb.loading.report import LoadReport
 from coqa.kb.names import Term, name_to_iri
+from coqa.pipeline import Pipeline
 from coqa.testing.gstore_server import GStoreServer, gstore_available, serve_gstore
 from coqa.testing.oxigraph_server import serve_store_copy
 from coqa.testing.virtuoso_server import serve_virtuoso, virtuoso_available
+from coqa.training import Trainer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = REPO_ROOT.parent / "shared" / "data" / "pkubase-bench"
@@ -305,3 +309,47 @@ def rejects_rows(path: Path) -> list[list[str]]:
 def assert_counts_add_up(report: LoadReport) -> None:
     for file in [*report.files, report.total]:
         assert file.lines == file.loaded + file.repaired + file.rejected + file.blank, file
+
+
+# A small labelled DBQA file written for the tests (invented places and facts).
+RIVERS = ["青川河", "白石江", "落霞河", "云溪江", "松岭河", "碧水江", "金沙溪", "望月河", "清风江", "鹿鸣河"]
+
+
+def labelled_lines() -> list[str]:
+    """Ten questions in the 2016 order, four sentences each, the second one right."""
+    lines = []
+    for number, river in enumerate(RIVERS):
+        other = RIVERS[(number + 1) % len(RIVERS)]
+        question = f"{river}全长多少公里？"
+        sentences = [
+            (f"{river}是一条美丽的河流。", 0),
+            (f"{river}全长约{300 + number * 17}公里，流域面积很大。", 1),
+            (f"{other}的两岸有很多村庄。", 0),
+            ("当地人每年都会举办节日。", 0),
+        ]
+        lines += [f"{question}\t{sentence}\t{label}" for sentence, label in sentences]
+    return lines
+
+
+@pytest.fixture
+def labelled_file(tmp_path: Path) -> Path:
+    path = tmp_path / "train.txt"
+    path.write_text("\n".join(labelled_lines()) + "\n", encoding="utf-8")
+    return path
+
+
+# The demo knowledge base in a private cache and a small model trained on it
+# (the shipped model is trained on pkubase-bench and may be retrained at any time).
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(ensure_demo_store(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="session")
+def demo_model(demo_store: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model trained on the demo CCKS questions over the demo knowledge base."""
+    settings = replace(default_settings(), store=demo_store)
+    model, _ = Trainer(Pipeline.without_model(settings), settings).train(read_ccks(DEMO_CCKS))
+    path = tmp_path_factory.mktemp("model") / "demo"
+    model.save(path)
+    return path

@@ -6,19 +6,23 @@ import argparse
 import json
 import sys
 import time
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 from coqa.cli import dbqa_commands
-from coqa.cli.common import add_kb_options, fail, is_utf8_text, settings_from_args
+from coqa.cli.common import add_kb_options, add_min_confidence_option, fail, settings_from_args
 from coqa.cli.output import ResultOutput
-from coqa.cli.progress import Progress, add_progress_option
+from coqa.cli.progress import FitProgress, Progress, add_progress_option
+from coqa.cli.prompt import questions_at_prompt
 from coqa.dataset import DatasetError, QuestionFile, QuestionFormat, format_nlpcc_record, read_gold_questions, read_question_file
+from coqa.explanation import LOW_CONFIDENCE
 
 if TYPE_CHECKING:  # the pipeline imports the model stack: only the commands' run functions need it
     from coqa.batch import BatchReport
     from coqa.explanation import Answer, Explanation
 
 SHOWN_CANDIDATES = 5
+ASK_HISTORY = "ask_history"  # the prompt's history, in the cache directory
 Example = TypeVar("Example")
 
 ANSWER_DESCRIPTION = """Answer a question file. Writes exactly one line per question, in order:
@@ -37,8 +41,9 @@ A question that cannot be answered (empty, too long, nothing recognisable,
 a knowledge-base error) gets an empty line and a logged reason
 (COQA_LOG_LEVEL=INFO shows them); the run goes on. The result file is
 replaced only when the run ends. Exit code 1 when the knowledge base failed
-and no question got an answer (the file is then not written), or when no
-question got an answer at all (the file is written)."""
+and no question got an answer, or was unreachable for stop_after_unreachable
+questions in a row (3; the run stops there; the file is then not written),
+or when no question got an answer at all (the file is written)."""
 
 ANSWER_EPILOG = """examples:
   coqa answer questions.txt -o result.txt
@@ -55,7 +60,8 @@ ANSWER_EPILOG = """examples:
 ASK_EPILOG = """examples:
   coqa ask '周星驰的身高是多少？'
   coqa ask '周星驰的身高是多少？' --json --top 3 --store /data/pkubase-store
-  coqa ask                       (a prompt: one question per line; exit or Ctrl-D ends it)
+  coqa ask                       (a prompt: one question per line, arrow keys edit and recall
+                                  earlier questions; exit, Ctrl-D or Ctrl-C ends it)
 
 Exit code 1 when the knowledge base failed for every question asked."""
 
@@ -80,6 +86,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     answer.add_argument("-o", "--output", required=True, help="result file to write (- for stdout)")
     answer.add_argument("--model", metavar="MODEL", help="model from `coqa train` (default: the shipped model)")
     answer.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    answer.add_argument(
+        "--details", metavar="FILE.jsonl",
+        help="also write one JSON object per question, in order: question, answers, confidence, sparql, failure",
+    )  # fmt: skip
+    add_min_confidence_option(answer)
     add_progress_option(answer)
     add_kb_options(answer)
     dbqa_commands.add_task_options(answer)
@@ -138,23 +149,37 @@ def run_answer(args: argparse.Namespace) -> int:
               "in the NLPCC submission layout", file=sys.stderr)
     settings = settings_from_args(args)
     started = time.perf_counter()
-    report = BatchReport()
+    report = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
     try:
         output = ResultOutput(args.output, inputs=[args.questions])
     except OSError as error:
         return fail(f"cannot write {args.output}: {error.strerror}")
     try:
-        with output, Progress(len(source.questions), "answered", args.progress_every) as progress:
+        details = ResultOutput(args.details) if args.details else None
+    except OSError as error:
+        output.discard()
+        return fail(f"cannot write {args.details}: {error.strerror}")
+    try:
+        with output, details or nullcontext(), Progress(len(source.questions), "answered", args.progress_every) as progress:
+            render = _renderer(source)
+
+            def written(answer: Answer) -> str:
+                if details is not None:
+                    details.write(json.dumps(answer.details(), ensure_ascii=False) + "\n")
+                return render(answer)
 
             def write_line(line: str) -> None:
                 output.write(line + "\n")
+                progress.failed = report.kb_failed
                 progress.advance()
 
             answers = answer_stream(settings, source.questions, args.jobs)
-            write_answers(answers, write_line, report, _renderer(source))
+            write_answers(answers, write_line, report, written)
             if report.kb_failed_run:
                 return fail(str(report.kb_problem()) + ("" if output.to_stdout else f"; {output.name} not written"))
             output.commit()
+            if details is not None:
+                details.commit()
     except OSError as error:
         return fail(f"cannot write {output.name}: {error.strerror}")
     return _summary(report, output.name, time.perf_counter() - started)
@@ -195,8 +220,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     pipeline = Pipeline.from_settings(settings)
-    report = BatchReport()
-    questions = [args.question] if args.question is not None else _prompt()
+    report = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
+    questions = [args.question] if args.question is not None else questions_at_prompt(settings.cache_path / ASK_HISTORY)
     try:
         for question in questions:
             answer = answer_safely(pipeline, question)
@@ -207,27 +232,15 @@ def run_ask(args: argparse.Namespace) -> int:
                 print(json.dumps(data, ensure_ascii=False, indent=2))
             else:
                 print(format_explanation(answer.explanation, args.top))
+    except KeyboardInterrupt:
+        if args.question is not None:
+            raise
+        print()  # Ctrl-C while a question of the prompt is answered ends the session quietly, as at the prompt
     finally:
         pipeline.close()
     if report.kb_failed_run:
         return fail(str(report.kb_problem()))
     return 0
-
-
-def _prompt() -> Iterator[str]:
-    while True:
-        try:
-            line = input("question> ")
-        except EOFError:
-            print()
-            return
-        if not is_utf8_text(line):
-            print("coqa: error: that line is not UTF-8 text; type the question in UTF-8", file=sys.stderr)
-            continue
-        if line.strip() in ("exit", "quit"):
-            return
-        if line.strip():
-            yield line
 
 
 def format_explanation(explanation: Explanation, top: int) -> str:
@@ -244,6 +257,9 @@ def format_explanation(explanation: Explanation, top: int) -> str:
     if explanation.chosen:
         lines.append(f"query:      {explanation.chosen.sparql}")
     lines.append("answers:    " + ("\t".join(explanation.chosen.answers) if explanation.chosen else ""))
+    if explanation.chosen and explanation.chosen.answers:
+        low = "  (low: this answer is likely wrong)" if explanation.confidence < LOW_CONFIDENCE else ""
+        lines.append(f"confidence: {explanation.confidence:.2f}{low}")
     if explanation.failure:
         lines.append(f"no answer:  {explanation.failure}")
     lines.append(f"time:       {explanation.seconds * 1000:.1f} ms")
@@ -251,6 +267,7 @@ def format_explanation(explanation: Explanation, top: int) -> str:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from coqa.boosting import round_observer
     from coqa.pipeline import Pipeline
     from coqa.resources import QUERIES_DIR
     from coqa.templates import load_templates
@@ -282,7 +299,12 @@ def run_train(args: argparse.Namespace) -> int:
 
     if args.seed is not None:
         settings = settings.with_overrides({"training": {"seed": args.seed}}, "command line")
-    model, summary = Trainer(pipeline, settings, progress=progress).train(questions)
+    fits = FitProgress(args.progress_every)
+    observing = round_observer.set(fits)
+    try:
+        model, summary = Trainer(pipeline, settings, progress=progress).train(questions)
+    finally:
+        round_observer.reset(observing)
     model.save(args.output)
     print(
         f"trained on {summary.questions} questions: {summary.link_candidates} link candidates "

@@ -7,6 +7,12 @@ import logging
 import sys
 
 from coqa.config import Settings, load_settings
+from coqa.kb import uses_demo_kb
+
+DEMO_NOTICE = (
+    "coqa: note: no knowledge base given (--store, --endpoint, --gstore or a config file): "
+    "using the shipped demo knowledge base (a few hundred facts written for coqa, not PKU BASE)"
+)
 
 
 def add_kb_options(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +27,19 @@ def add_kb_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help="YAML settings file (see config.yaml)")
 
 
+def add_min_confidence_option(parser: argparse.ArgumentParser) -> None:
+    """`--min-confidence X`: leave out answers less likely right than X."""
+    parser.add_argument(
+        "--min-confidence", type=float, metavar="X",
+        help="leave the answer empty when its confidence (the calibrated probability that it is right) "
+        "is below X, in [0, 1] (default: min_confidence of the config, 0)",
+    )  # fmt: skip
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings from the config file, the environment and the flags in `args`."""
+    """Settings from the config file, the environment and the flags in `args`;
+    for a command with the knowledge-base options, a notice on stderr when they
+    name none and the demo knowledge base is used."""
     flags: dict[str, object] = {}
     if getattr(args, "gstore", None):
         flags.update(backend="gstore", gstore_url=args.gstore, gstore_db=args.db)
@@ -33,8 +50,12 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     for key in ("store", "mention_index", "model"):
         if getattr(args, key, None):
             flags[key] = getattr(args, key)
+    if getattr(args, "min_confidence", None) is not None:
+        flags["min_confidence"] = args.min_confidence
     settings = load_settings(getattr(args, "config", None), flags)
     logging.basicConfig(level=settings.log_level.upper(), format="coqa: %(levelname)s: %(message)s")
+    if hasattr(args, "endpoint") and uses_demo_kb(settings.kb_config()):
+        print(DEMO_NOTICE, file=sys.stderr)
     return settings
 
 

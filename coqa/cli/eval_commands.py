@@ -18,6 +18,7 @@ from coqa.evaluation.compare import Comparison, compare_files
 from coqa.evaluation.metrics import DbqaScores, KbqaScores, MacroScores, nlpcc_kbqa_scores
 from coqa.evaluation.scoring import ScoringError, score_ccks, score_nlpcc_dbqa, score_nlpcc_kbqa
 from coqa.evaluation.validate import ValidationReport, validate
+from coqa.evaluation.reliability import reliability_lines
 
 TASKS = ("ccks", "nlpcc-kbqa", "nlpcc-dbqa")
 USAGE_ERROR = 2
@@ -201,20 +202,24 @@ def run_eval(args: argparse.Namespace) -> int:
     except OSError as error:
         return fail(f"cannot write reports to {out}: {error.strerror}", USAGE_ERROR)
     settings = settings_from_args(args)
-    from coqa.batch import answer_safely
+    from coqa.batch import BatchReport, answer_safely
+    from coqa.explanation import Answer
     from coqa.pipeline import Pipeline
 
     try:
         pipeline = Pipeline.from_settings(settings)
     except FileNotFoundError as error:
         return fail(str(error))
+    counted = BatchReport(stop_after_unreachable=settings.stop_after_unreachable)
+
+    def answer(question: str) -> Answer:
+        given = answer_safely(pipeline, question)
+        counted.add(given)  # BackendDown (a KBError: one line, exit 1) ends the run
+        progress.failed = counted.kb_failed
+        return given
+
     with Progress(len(questions), "answered", args.progress_every) as progress:
-        report = validate(
-            questions,
-            lambda question: answer_safely(pipeline, question),
-            jobs=args.jobs,
-            progress=lambda done, _total: progress.update(done),
-        )
+        report = validate(questions, answer, jobs=args.jobs, progress=lambda done, _total: progress.update(done))
     if nlpcc:
         print("\n".join(nlpcc_score_lines(report)) + "\n")
     print("\n".join(report_lines(report)))
@@ -266,5 +271,6 @@ def report_lines(report: ValidationReport) -> list[str]:
         "with a correct candidate)",
         f"latency            p50 {report.latency_p50 * 1000:.1f} ms, p95 {report.latency_p95 * 1000:.1f} ms",
         f"throughput         {report.throughput:.2f} questions/s ({report.wall_seconds:.1f} s)",
+        "",
     ]
-    return lines
+    return lines + reliability_lines(report.reliability)

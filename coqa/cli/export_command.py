@@ -29,19 +29,20 @@ EPILOG = """examples:
   coqa export ../shared/data/pkubase-bench --to gstore -o /tmp/pkubase.nt
   GSTORE_HOME=/tmp/gs start-gstore.sh pkubase /tmp/pkubase.nt 9000     (gStore's script)
   coqa sparql 'select ?x where { <2008年北京奥运会 > <口号> ?x. }' --gstore http://127.0.0.1:9000 --db pkubase
-  coqa export ../shared/data/pkubase-bench --to ntriples -o /tmp/load/pkubase.nt   (then Virtuoso's ld_dir)"""
+  coqa export ../shared/data/pkubase-bench --to ntriples -o /tmp/load/pkubase.nt   (then Virtuoso's ld_dir)
+  coqa export ../shared/data/nlpcc-kbqa --to ntriples -o /tmp/nlpcc.nt   (an NLPCC KB file's facts)"""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `export` subcommand."""
     parser = commands.add_parser(
         "export",
-        help="export PKU BASE as clean N-Triples for gStore or another engine",
+        help="export PKU BASE (or an NLPCC KB) as clean N-Triples for gStore or another engine",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("sources", nargs="+", metavar="KB_DIR_OR_FILE", help="PKU BASE directory or files")
+    parser.add_argument("sources", nargs="+", metavar="KB_DIR_OR_FILE", help="PKU BASE or NLPCC KB directory or files")
     parser.add_argument("--to", required=True, choices=("gstore", "ntriples"), help="the engine the file is for")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the N-Triples file to write")
     parser.add_argument("--rejects", metavar="FILE", help="where rejected lines go (default: FILE.rejects.tsv)")

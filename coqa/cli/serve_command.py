@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from coqa.cli.common import add_kb_options, fail, settings_from_args
+from coqa.cli.common import add_kb_options, add_min_confidence_option, fail, settings_from_args
 from coqa.serve.sparql import DEFAULT_MEMORY_MB
 
 EPILOG = """\
@@ -34,6 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--workers", type=int, default=1, help="pipeline processes answering questions at once (default 1)"
     )
     parser.add_argument("--model", metavar="MODEL", help="model from `coqa train` (default: the shipped model)")
+    add_min_confidence_option(parser)
     parser.add_argument("--sparql-rows", type=int, default=1000, help="row limit of POST /sparql (default 1000)")
     parser.add_argument(
         "--sparql-timeout", type=float, default=10.0, help="time limit of POST /sparql in seconds (default 10)"

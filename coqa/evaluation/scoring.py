@@ -93,8 +93,12 @@ def score_ccks(result_path: str | Path, gold_path: str | Path) -> MacroScores:
 
 def score_nlpcc_kbqa(result_path: str | Path, gold_path: str | Path, ns: Sequence[int] = (1, 5)) -> KbqaScores:
     """NLPCC KBQA MRR, Accuracy@N and averaged F1 of a result file whose lines
-    are ranked answer lists (best first)."""
+    are ranked answer lists (best first): an NLPCC submission, or the result
+    lines `coqa answer` writes for a plain question file, whose PKU BASE terms
+    (`"literal"`, `<entity>`) are read as their NLPCC answer strings."""
     result, gold = read_result(result_path), read_gold(gold_path)
+    if file_format(read_lines(result_path)) != QuestionFormat.NLPCC:
+        result = [nlpcc_answers(answers) for answers in result]
     check_line_count(result_path, len(result), gold_path, len(gold.answers))
     return nlpcc_kbqa_scores(result, gold.answers, ns)
 

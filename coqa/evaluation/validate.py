@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 from coqa.dataset import GoldQuestion, format_nlpcc_record
 from coqa.evaluation.metrics import MacroScores, answer_list, answer_set, macro_scores, question_prf
 from coqa.evaluation.categories import SHAPES, query_shape
+from coqa.evaluation.reliability import ReliabilityBin, reliability_table
 from coqa.explanation import Answer, Explanation
 from coqa.gold import parse_query
 
@@ -63,6 +64,7 @@ class QuestionOutcome:
     stage: str
     failure: str | None
     seconds: float
+    confidence: float = 0.0
 
     def error_record(self) -> dict[str, object]:
         """The JSON object of this question in the error report."""
@@ -97,6 +99,7 @@ class ValidationReport:
     latency_p95: float
     throughput: float
     wall_seconds: float
+    reliability: list[ReliabilityBin]  # confidence against F1 (coqa.evaluation.reliability)
 
     def write(self, directory: str | Path, nlpcc: bool = False) -> tuple[Path, Path, Path]:
         """Write the error report (JSONL, one wrong question per line), the
@@ -212,6 +215,7 @@ def assess(gold: GoldQuestion, answer: Answer, seconds: float) -> QuestionOutcom
         stage=failed_stage(gold, answer, entities, linked),
         failure=explanation.failure,
         seconds=seconds,
+        confidence=explanation.confidence,
     )
 
 
@@ -258,6 +262,7 @@ def summarize(outcomes: list[QuestionOutcome], wall_seconds: float) -> Validatio
         latency_p95=percentile(seconds, 0.95),
         throughput=len(outcomes) / wall_seconds if wall_seconds > 0 else 0.0,
         wall_seconds=wall_seconds,
+        reliability=reliability_table([o.confidence for o in outcomes], [o.f1 for o in outcomes]),
     )
 
 

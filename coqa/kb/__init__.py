@@ -42,13 +42,20 @@ class KBConfig:
         return Path(self.cache_dir).expanduser()
 
 
-__all__ = ["KBConfig", "KBError", "KnowledgeBase", "QueryResult", "Term", "open_kb", "store_directory", "mention_index_directory"]
+__all__ = [
+    "KBConfig", "KBError", "KnowledgeBase", "QueryResult", "Term", "open_kb", "store_directory", "mention_index_directory", "uses_demo_kb",
+]  # fmt: skip
+
+
+def uses_demo_kb(settings: KBConfig) -> bool:
+    """True when the settings name no knowledge base, so the shipped demo one is used."""
+    return settings.backend == "oxigraph" and not settings.store
 
 
 def store_directory(settings: KBConfig) -> Path:
     """The store directory for the oxigraph backend: the configured one, or
     the demo knowledge base in the cache directory, loaded on first use."""
-    if settings.store:
+    if not uses_demo_kb(settings):
         return Path(settings.store).expanduser()
     from coqa.kb.demo import ensure_demo_store
 

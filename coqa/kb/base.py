@@ -13,6 +13,11 @@ class KBError(Exception):
     (server down, timeout, error reply, missing store). Never a traceback."""
 
 
+class KBUnreachable(KBError):
+    """A remote knowledge base that could not be reached at all (connection
+    refused, unknown host, no reply): the next query will most likely fail too."""
+
+
 @dataclass
 class QueryResult:
     """Rows of a SELECT query: one tuple per solution, aligned with `variables`;

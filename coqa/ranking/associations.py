@@ -86,7 +86,8 @@ class PredicateAssociations:
         if not pieces:
             return 0.0
         against = self.against(question_grams)
-        return sum(against.score(name_piece_key(piece))[0] for piece in pieces) / len(pieces)
+        # Summed in sorted order: a set's order changes with PYTHONHASHSEED, and so would the float sum.
+        return sum(against.score(name_piece_key(piece))[0] for piece in sorted(pieces)) / len(pieces)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The ranker's trained part: association counts, the TF-IDF neighbours of the
-training questions, the boosted scorer and, with `ranking.name_associations`,
-the predicate paraphrases."""
+training questions, the boosted scorer, the calibration of its scores
+(coqa.ranking.calibration) and, with `ranking.name_associations`, the
+predicate paraphrases."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from coqa.boosting import BoostedScorer
 from coqa.kb.surfaces import matching_name
 from coqa.ranking.associations import PredicateAssociations
 from coqa.ranking.keys import is_predicate_key, name_piece_keys, shape_key
+from coqa.ranking.calibration import Calibration
 from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
 from coqa.ranking.settings import RankingSettings
@@ -30,22 +32,24 @@ SCORER_FILE = "ranker.txt"
 @dataclass
 class RankerModel:
     """The ranker's trained part: association counts and the TF-IDF neighbours
-    of the training questions, the scorer (None while training builds it),
-    and with `ranking.name_associations` the predicate paraphrases."""
+    of the training questions, the scorer and its calibration (None while
+    training builds them), and with `ranking.name_associations` the predicate paraphrases."""
 
     associations: PredicateAssociations
     neighbours: PredicateNeighbours
     scorer: BoostedScorer | None = None
     paraphrases: PredicateParaphrases | None = None
+    calibration: Calibration | None = None
 
     def save(self, directory: Path) -> list[str]:
         """Write the part into a model directory; return the file names."""
         text = json.dumps(self.associations.to_json(), ensure_ascii=False)
         (directory / ASSOCIATIONS_FILE).write_text(text, encoding="utf-8")
         self.neighbours.save(directory / NEIGHBOURS_FILE)
-        assert self.scorer is not None, "a ranker model is saved after training"
+        assert self.scorer is not None and self.calibration is not None, "a ranker model is saved after training"
         paraphrases = [self.paraphrases.save(directory)] if self.paraphrases is not None else []
-        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, *self.scorer.save(directory / SCORER_FILE), *paraphrases]
+        scorer = self.scorer.save(directory / SCORER_FILE)
+        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, *scorer, self.calibration.save(directory), *paraphrases]
 
     @classmethod
     def load(cls, directory: Path, settings: RankingSettings) -> "RankerModel":
@@ -55,6 +59,7 @@ class RankerModel:
             PredicateNeighbours.load(directory / NEIGHBOURS_FILE),
             BoostedScorer.load(directory / SCORER_FILE),
             PredicateParaphrases.load(directory) if (directory / PARAPHRASES_FILE).is_file() else None,
+            Calibration.load(directory),
         )
 
 

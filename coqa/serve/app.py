@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from coqa.config import Settings
 from coqa.explanation import Answer
 from coqa.kb.base import KBError
+from coqa.kb import uses_demo_kb
 from coqa.kb.demo import DEMO_QUESTIONS
 from coqa.serve.dbqa import add_dbqa_routes
 from coqa.serve.query_graph import query_graph
@@ -168,8 +169,12 @@ def create_app(
             counts=service.counts(),
         )
 
-    @app.get("/examples", response_model=list[str], summary="Example questions of the demo knowledge base")
+    @app.get("/examples", response_model=list[str], summary="Example questions of the loaded knowledge base")
     async def examples() -> list[str]:
+        """The demo questions when the demo knowledge base is loaded; none for
+        another one (the demo's questions would get absurd answers there)."""
+        if not uses_demo_kb(settings.kb_config()):
+            return []
         return [line.strip() for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     add_dbqa_routes(app, ERROR_REPLIES)
@@ -204,6 +209,7 @@ def answer_result(answer: Answer, candidates_total: int) -> AnswerResult:
     return AnswerResult(
         question=explanation.question,
         answers=answer.answers,
+        confidence=explanation.confidence,
         explanation=explanation,
         candidates_total=candidates_total,
         query_graph=query_graph(explanation.chosen.sparql) if explanation.chosen else None,

@@ -78,6 +78,7 @@ class SparqlRequest(_Request):
 class AnswerResult(BaseModel):
     question: str
     answers: list[str] = Field(description="PKU BASE terms: <entity> or \"literal\"; empty when there is no answer")
+    confidence: float = Field(description="the calibrated probability in [0, 1] that the answers are right (0 without answers)")
     explanation: Explanation = Field(description="what every stage did; `candidates` holds the top ones")
     candidates_total: int = Field(description="how many candidate queries were ranked")
     query_graph: Optional[QueryGraph] = Field(description="the chosen query's triple patterns as a graph")

@@ -36,7 +36,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
-from coqa.kb.base import KBError
+from coqa.kb.base import KBError, KBUnreachable
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -350,7 +350,7 @@ def call_with_retries(
             if failure is None:
                 raise
         if not failure.retryable or attempt > policy.retries:
-            raise KBError(_message(failure, service, url, attempt)) from None
+            raise (KBError if failure.reached else KBUnreachable)(_message(failure, service, url, attempt)) from None
         delay = policy.backoff * 2 ** (attempt - 1)
         log.info("%s %s: %s; retrying in %.2f s", service, url, failure.reason, delay)
         sleep(delay)

@@ -21,13 +21,11 @@ exported: the mention index stays on the coqa side (`coqa load --index-only`).
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Sequence
 
-from tqdm import tqdm
 
 from coqa.kb.base import KBError
 from coqa.kb.loading.formats import MENTIONS, Triple
@@ -35,7 +33,8 @@ from coqa.kb.loading.ntriples import regular_lines_to_gstore, regular_lines_to_n
 from coqa.kb.loading.rejects import RejectsWriter
 from coqa.kb.loading.report import FileReport
 from coqa.kb.loading.sources import find_sources
-from coqa.kb.loading.triple_reading import TripleFileReader
+from coqa.kb.loading.nlpcc_reading import triple_file_reader
+from coqa.kb.loading.progress_bar import progress_bar
 
 GSTORE, NTRIPLES = "gstore", "ntriples"
 # Per target: how regular lines (see coqa.kb.loading.triple_reading) and parsed triples are written.
@@ -113,10 +112,10 @@ def export_kb(
     rejects = RejectsWriter(rejects_file)
     writer = _ExportWriter(out, target)
     size = sum(path.stat().st_size for path, _ in triple_files)
-    show = sys.stderr.isatty() if progress is None else progress
-    with out, tqdm(total=size, unit="B", unit_scale=True, disable=not show, desc="coqa export") as bar:
+    with out, progress_bar(size, "export", progress) as bar:
         try:
-            reports = [TripleFileReader(path, kind, rejects, writer).run(bar) for path, kind in triple_files]
+            # The reader of each file's own format: an NLPCC KB file's `s ||| p ||| o` lines are no PKU BASE triples.
+            reports = [triple_file_reader(path, kind, rejects, writer).run(bar) for path, kind in triple_files]
         finally:
             rejects.close()
     for report in reports:

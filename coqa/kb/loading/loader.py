@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -34,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from tqdm import tqdm
 
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
 from coqa.kb.base import KBError
@@ -46,6 +44,7 @@ from coqa.kb.loading.rejects import REJECTS_FILE
 from coqa.kb.loading.report import FileReport, LoadReport
 from coqa.kb.loading.sources import find_sources
 from coqa.kb.loading.store_dir import MODES, check_mode, commit, copy_store, new_work_dir, recover_interrupted_loads, writer_lock
+from coqa.kb.loading.progress_bar import progress_bar
 
 # Inputs this large build the mention index in a second process (spawning costs ~1 s).
 PARALLEL_BYTES = 64 << 20
@@ -67,8 +66,8 @@ def load_kb(
     `mode`: "new" refuses a directory that already holds a store, "replace"
     rebuilds it, "append" adds to it (keeping its facts and mention index).
     `index_only` builds the mention index without the embedded store (for
-    remote backends). `progress`: show a progress bar (None: when stderr is
-    a terminal). Rejected lines go to `rejects_path` (default
+    remote backends). `progress`: show a progress bar (None: a bar when stderr is
+    a terminal, lines every 10 s otherwise; coqa.kb.loading.progress_bar). Rejected lines go to `rejects_path` (default
     STORE_DIR/rejects.tsv), replaced when the load completes.
 
     A load is all or nothing: the new state of the store is built in a work
@@ -93,7 +92,7 @@ def load_kb(
         appending = check_mode(store_dir, mode, index_only)
         work_dir = new_work_dir(store_dir)
         try:
-            report = _build(files, store_dir, work_dir, mode, index_only, appending, _show_progress(progress), started)
+            report = _build(files, store_dir, work_dir, mode, index_only, appending, progress, started)
         except OSError as error:
             shutil.rmtree(work_dir, ignore_errors=True)
             raise KBError(f"cannot write the store in {store_dir}: {error}") from None
@@ -126,7 +125,7 @@ def _build(
     mode: str,
     index_only: bool,
     appending: bool,
-    show_progress: bool,
+    show_progress: bool | None,
     started: float,
 ) -> LoadReport:
     """Build the new state of the store in `work_dir`: the pyoxigraph store
@@ -171,10 +170,6 @@ def _interrupts_deferred() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _show_progress(progress: bool | None) -> bool:
-    return sys.stderr.isatty() if progress is None else progress
-
-
 @dataclass
 class _Passes:
     """What the counting pass found, and what the store pass did (None
@@ -190,7 +185,7 @@ def _run_passes(
     job: IndexJob,
     work_dir: Path,
     index_only: bool,
-    show_progress: bool,
+    show_progress: bool | None,
     known_triples: int | None = None,
     compact: bool = False,
 ) -> _Passes:
@@ -205,7 +200,7 @@ def _run_passes(
     in_child = not index_only and input_bytes >= PARALLEL_BYTES
     # The bar counts the bytes read by the passes of this process.
     shown = input_bytes if index_only else triple_bytes if in_child else triple_bytes + input_bytes
-    with tqdm(total=shown, unit="B", unit_scale=True, disable=not show_progress, desc="coqa load") as bar:
+    with progress_bar(shown, "load", show_progress) as bar:
         if index_only:
             passes = _Passes(*job.run(bar))
             for report in passes.reports:

@@ -219,6 +219,17 @@ function boxEdge(p, x, y) {
   return { x: p.x + dx * scale, y: p.y + dy * scale };
 }
 
+const LOW_CONFIDENCE = 0.5; // as coqa.explanation.LOW_CONFIDENCE
+
+// The calibrated probability that the answers are right; a low one is marked as uncertain.
+function showConfidence(result) {
+  const shown = $("#confidence");
+  const low = result.answers.length > 0 && result.confidence < LOW_CONFIDENCE;
+  shown.hidden = !result.answers.length;
+  shown.className = low ? "confidence low" : "confidence";
+  shown.textContent = `confidence ${result.confidence.toFixed(2)}` + (low ? " — low: this answer is likely wrong" : "");
+}
+
 function renderAnswer(result) {
   const explanation = result.explanation;
   $("#result").hidden = false; // first: the graph is drawn at the width it gets
@@ -226,6 +237,7 @@ function renderAnswer(result) {
   answers.replaceChildren();
   result.answers.forEach((term) => answers.append(termChip(term)));
   if (!result.answers.length) answers.append(element("span", { class: "muted" }, "no answer"));
+  showConfidence(result);
   showMessage($("#failure"), explanation.failure ? `why: ${explanation.failure}` : "");
   renderMentions(explanation);
   renderLinked(explanation.linked);

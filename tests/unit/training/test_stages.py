@@ -232,7 +232,7 @@ def test_a_model_trained_with_other_templates_is_refused(bare: Pipeline, model_d
 def test_a_model_of_another_format_or_a_pickle_is_refused(bare: Pipeline, model_dir: Path, tmp_path: Path) -> None:
     copy = _copy(model_dir, tmp_path)
     _edit_meta(copy, format_version=1)
-    with pytest.raises(ModelError, match="has format 1, this coqa .* reads format 2"):
+    with pytest.raises(ModelError, match="has format 1, this coqa .* reads format 3"):
         TrainedModel.load(copy, bare.templates)
     pickle_file = tmp_path / "default.pkl"
     pickle_file.write_bytes(b"\x80\x05.")

@@ -1,0 +1,24 @@
+"""Running the `coqa` command line in a child process, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """The environment of a CLI run: no COQA_* of the caller, plus `extra`."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
+    environment.update(extra)
+    return environment
+
+
+def run_coqa(arguments: list[str], timeout: float = 300, **environment: str) -> subprocess.CompletedProcess[str]:
+    """`coqa ARGUMENTS` in a child process (text output captured)."""
+    command = [sys.executable, "-m", "coqa.cli.main", *arguments]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=clean_environment(**environment))
