@@ -22,9 +22,8 @@ from coqa.cli.main import build_parser, main
 from coqa.cli.progress import Progress
 from coqa.config import default_settings
 from coqa.dataset import (
-    CCKS,
-    PLAIN,
     DatasetError,
+    QuestionFormat,
     file_format,
     format_result_line,
     read_ccks,
@@ -114,11 +113,11 @@ def test_a_ccks_file_is_answered_question_by_question(store: str, tmp_path: Path
 
 
 def test_file_formats() -> None:
-    assert file_format(["q1:谁？", "select ?x where { <a> <b> ?x }", "<c>"]) == CCKS
-    assert file_format(["", "  ", "q1: 谁？", "", "SELECT ?x { }"]) == CCKS
-    assert file_format(["q1:谁？", "q2:什么？"]) == PLAIN  # numbered questions, one per line
-    assert file_format(["<a>\t<b>", ""]) == PLAIN
-    assert file_format([]) == PLAIN
+    assert file_format(["q1:谁？", "select ?x where { <a> <b> ?x }", "<c>"]) == QuestionFormat.CCKS
+    assert file_format(["", "  ", "q1: 谁？", "", "SELECT ?x { }"]) == QuestionFormat.CCKS
+    assert file_format(["q1:谁？", "q2:什么？"]) == QuestionFormat.PLAIN  # numbered questions, one per line
+    assert file_format(["<a>\t<b>", ""]) == QuestionFormat.PLAIN
+    assert file_format([]) == QuestionFormat.PLAIN
 
 
 CCKS_WITH_SPACE_SEPARATORS = (
