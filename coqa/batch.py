@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from coqa.config import Settings
-from coqa.explanation import Answer, Explanation
+from coqa.explanation import Answer, Explanation, Failure, FailureKind, KB_FAILURES
 from coqa.kb.base import KBError
-from coqa.pipeline import KB_FAILURE, KB_UNREACHABLE, Pipeline
+from coqa.pipeline import Pipeline
 
 log = logging.getLogger("coqa")
 _worker_pipeline: Pipeline | None = None
@@ -34,7 +34,7 @@ class BatchReport:
 
     questions: int = 0
     answered: int = 0
-    failures: dict[int, str] = field(default_factory=dict)
+    failures: dict[int, Failure] = field(default_factory=dict)
     kb_failed: int = 0
     stop_after_unreachable: int = 0
     unreachable_in_a_row: int = 0
@@ -46,23 +46,23 @@ class BatchReport:
             self.answered += 1
             self.unreachable_in_a_row = 0
             return
-        reason = answer.explanation.failure or "no answer"
+        reason = answer.explanation.failure or Failure(FailureKind.NO_ANSWER)
         self.failures[self.questions] = reason
         log.info("question %d: no answer: %s", self.questions, reason)
-        if _is_kb_failure(reason):
+        if reason.kind in KB_FAILURES:
             self.kb_failed += 1
-        if reason.startswith(KB_UNREACHABLE):
+        if reason.kind is FailureKind.KB_UNREACHABLE:
             self.unreachable_in_a_row += 1
             if self.unreachable_in_a_row == self.stop_after_unreachable:
                 raise BackendDown(
                     f"stopped after question {self.questions}: the knowledge base was unreachable for "
-                    f"{self.unreachable_in_a_row} questions in a row ({reason.split(': ', 1)[1]})"
+                    f"{self.unreachable_in_a_row} questions in a row ({reason.detail})"
                 )
 
     @property
     def kb_failures(self) -> list[int]:
         """Numbers of the questions the knowledge base failed (server down, timeout, error reply)."""
-        return [number for number, reason in self.failures.items() if _is_kb_failure(reason)]
+        return [number for number, reason in self.failures.items() if reason.kind in KB_FAILURES]
 
     @property
     def kb_failed_run(self) -> bool:
@@ -72,8 +72,8 @@ class BatchReport:
 
     def reason_counts(self) -> str:
         """Why questions have no answer, e.g. `knowledge base error: 3, empty question: 1`
-        (a reason is counted by the part before its first colon)."""
-        counts = Counter(reason.split(":", 1)[0] for reason in self.failures.values())
+        (counted by kind)."""
+        counts = Counter(reason.kind.value for reason in self.failures.values())
         return ", ".join(f"{reason}: {count}" for reason, count in counts.most_common())
 
     def kb_problem(self) -> str | None:
@@ -88,10 +88,6 @@ class BatchReport:
         )
 
 
-def _is_kb_failure(reason: str) -> bool:
-    return reason.startswith(KB_FAILURE)  # KB_UNREACHABLE begins so too
-
-
 def answer_safely(pipeline: Pipeline, question: str) -> Answer:
     """`pipeline.answer(question)`, with any exception it raises (a bad entry
     in the mention index, a bug) turned into an unanswered question whose
@@ -100,7 +96,7 @@ def answer_safely(pipeline: Pipeline, question: str) -> Answer:
         return pipeline.answer(question)
     except Exception as error:  # noqa: BLE001 - the reason is kept and logged, the batch goes on
         log.debug("question %r raised", question, exc_info=True)
-        return Answer([], Explanation(question=question, failure=f"internal error: {type(error).__name__}: {error}"))
+        return Answer([], Explanation(question=question, failure=Failure(FailureKind.INTERNAL, f"{type(error).__name__}: {error}")))
 
 
 class WorkerDied(Exception):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from coqa.querygen.candidate import CapCut
+from enum import Enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -41,6 +42,43 @@ class CandidateRecord:
     answers: list[str]
 
 
+class FailureKind(Enum):
+    """Why a question has no answer."""
+
+    EMPTY_QUESTION = "empty question"
+    TOO_LONG = "question too long"
+    NO_MENTION = "no mention of a known entity or value"
+    NO_CANDIDATE = "no candidate query"
+    NO_ANSWER = "the chosen query has no answer"
+    LOW_CONFIDENCE = "confidence below min_confidence"
+    KB_ERROR = "knowledge base error"
+    KB_UNREACHABLE = "knowledge base unreachable"
+    INTERNAL = "internal error"
+
+
+KB_FAILURES = frozenset({FailureKind.KB_ERROR, FailureKind.KB_UNREACHABLE})
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a question has no answer: its kind, and what the kind alone does not say."""
+
+    kind: FailureKind
+    detail: str = ""
+
+    @property
+    def message(self) -> str:
+        """One line for a person: the kind, then the detail."""
+        return f"{self.kind.value}: {self.detail}" if self.detail else self.kind.value
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict[str, str]:
+        """The record of the API and of `--details`: the kind's name and the message."""
+        return {"kind": self.kind.name.lower(), "message": self.message}
+
+
 @dataclass
 class Explanation:
     """Every stage's output for one question. `failure` says why there is no
@@ -55,12 +93,14 @@ class Explanation:
     candidates: list[CandidateRecord] = field(default_factory=list)  # best first
     cuts: list[CapCut] = field(default_factory=list)  # settings that bounded query generation
     chosen: CandidateRecord | None = None
-    failure: str | None = None
+    failure: Failure | None = None
     confidence: float = 0.0
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        record["failure"] = self.failure.to_dict() if self.failure else None
+        return record
 
 
 @dataclass
@@ -78,7 +118,7 @@ class Answer:
             "answers": self.answers,
             "confidence": self.explanation.confidence,
             "sparql": chosen.sparql if chosen else None,
-            "failure": self.explanation.failure,
+            "failure": self.explanation.failure.to_dict() if self.explanation.failure else None,
         }
 
     def line(self) -> str:

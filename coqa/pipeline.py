@@ -14,7 +14,7 @@ from typing import Callable, Iterable, TypeVar
 
 from coqa.config import ConfigError, Settings
 from coqa.mentions.cues import CUES
-from coqa.explanation import Answer, CandidateRecord, Explanation, LinkedTerm, MentionRecord
+from coqa.explanation import Answer, CandidateRecord, Explanation, Failure, FailureKind, LinkedTerm, MentionRecord
 from coqa.querygen.candidate import CapCut
 from coqa.kb import KnowledgeBase, mention_index_directory, open_kb
 from coqa.kb.base import KBError, KBUnreachable
@@ -38,8 +38,6 @@ from coqa.templates import Template, load_templates
 log = logging.getLogger("coqa")
 _Stage = TypeVar("_Stage", EntityLinker, QueryRanker)
 MAX_QUESTION_LENGTH = 300
-KB_FAILURE = "knowledge base error"  # how the failure of a question the KB failed begins
-KB_UNREACHABLE = f"{KB_FAILURE} (unreachable)"  # ... and of one whose remote KB could not be reached at all
 SHAPE_ORDER = {shape.name: i for i, shape in enumerate(SHAPES)}
 
 
@@ -204,9 +202,9 @@ class Pipeline:
         try:
             answers = self._answer(question, explanation)
         except KBUnreachable as error:
-            explanation.failure = f"{KB_UNREACHABLE}: {error}"
+            explanation.failure = Failure(FailureKind.KB_UNREACHABLE, str(error))
         except KBError as error:
-            explanation.failure = f"{KB_FAILURE}: {error}"
+            explanation.failure = Failure(FailureKind.KB_ERROR, str(error))
         if explanation.failure:
             log.info("no answer for %r: %s", question, explanation.failure)
         explanation.seconds = time.perf_counter() - started
@@ -214,40 +212,39 @@ class Pipeline:
 
     def _answer(self, question: str, explanation: Explanation) -> list[str]:
         if not question.strip():
-            explanation.failure = "empty question"
+            explanation.failure = Failure(FailureKind.EMPTY_QUESTION)
             return []
         text = normalize_question(question)
         # Checked after normalising: NFKC expands some characters (U+FDFA to 18), and the
         # work per question grows with the normalized length.
         if len(text) > MAX_QUESTION_LENGTH:
-            explanation.failure = f"question longer than {MAX_QUESTION_LENGTH} characters once normalized"
+            explanation.failure = Failure(FailureKind.TOO_LONG, f"longer than {MAX_QUESTION_LENGTH} characters once normalized")
             return []
         explanation.normalized = text
         analysis = self.analyse(text)
         explanation.mentions = [MentionRecord(m.surface, m.start, m.end, sorted(m.sources)) for m in analysis.mentions]
         explanation.linked = [LinkedTerm(n.surface, str(n.term), round(n.score, 4)) for n in analysis.linked]
         if not analysis.mentions:
-            explanation.failure = "no mention of a known entity or value"
+            explanation.failure = Failure(FailureKind.NO_MENTION)
             return []
         ranked = self.rank(analysis)
         explanation.cuts = analysis.cuts
         explanation.candidates = [self._record(score, c) for score, c in ranked]
         if not ranked:
-            explanation.failure = "no candidate query"
+            explanation.failure = Failure(FailureKind.NO_CANDIDATE)
             return []
         score, best = ranked[0]
         sparql = best.sparql(self.templates)
         answers = [str(term) for term in self.kb.select(sparql).column(0)]
         explanation.chosen = CandidateRecord(sparql, best.shape.name, round(score, 4), answers)
         if not answers:
-            explanation.failure = "the chosen query has no answer"
+            explanation.failure = Failure(FailureKind.NO_ANSWER)
             return answers
         calibration = self._trained(self.ranker).model.calibration
         assert calibration is not None, "a loaded model has its calibration"
         explanation.confidence = round(calibration.confidence([s for s, _ in ranked], len(answers)), 4)
         if explanation.confidence < self.settings.min_confidence:
-            # One reason before the colon, so that a run's reasons count these together (BatchReport.reason_counts).
-            explanation.failure = f"confidence below min_confidence: {explanation.confidence:.4f} < {self.settings.min_confidence:g}"
+            explanation.failure = Failure(FailureKind.LOW_CONFIDENCE, f"{explanation.confidence:.4f} < {self.settings.min_confidence:g}")
             return []
         return answers
 

@@ -213,7 +213,7 @@ def assess(gold: GoldQuestion, answer: Answer, seconds: float) -> QuestionOutcom
         candidate_hit=_candidate_hit(explanation, gold_set),
         chosen_hit=_chosen_hit(explanation, gold_set),
         stage=failed_stage(gold, answer, entities, linked),
-        failure=explanation.failure,
+        failure=explanation.failure.message if explanation.failure else None,
         seconds=seconds,
         confidence=explanation.confidence,
     )

@@ -22,11 +22,11 @@ from dataclasses import replace
 from typing import Any
 
 from coqa.config import Settings
-from coqa.explanation import Answer
+from coqa.explanation import KB_FAILURES, Answer, Failure, FailureKind
 from coqa.kb import STORE_SUBDIR, KnowledgeBase, open_kb, store_directory
 from coqa.kb.base import KBError
 from coqa.kb.loading.manifest import read_manifest
-from coqa.pipeline import KB_FAILURE, Pipeline
+from coqa.pipeline import Pipeline
 from coqa.serve.child_process import die_with_parent, ignore_interrupt
 
 # The cheapest query that needs a working knowledge base.
@@ -128,12 +128,12 @@ class QuestionService:
             raise WorkerFailed("a pipeline process stopped while answering and was started anew; ask again") from None
         except KBError as error:  # a pipeline process started anew could not open the knowledge base
             self.count("kb_failures")
-            raise KBUnavailable(f"{KB_FAILURE}: {error}") from None
+            raise KBUnavailable(Failure(FailureKind.KB_ERROR, str(error)).message) from None
         self.count("questions")
-        failure = answer.explanation.failure or ""
-        if failure.startswith(KB_FAILURE):
+        failure = answer.explanation.failure
+        if failure is not None and failure.kind in KB_FAILURES:
             self.count("kb_failures")
-            raise KBUnavailable(failure)
+            raise KBUnavailable(failure.message)
         if answer.answers:
             self.count("answered")
         return answer, total
@@ -150,8 +150,11 @@ class QuestionService:
         if store_identity(self.settings) != self._store:
             self.count("kb_failures")
             raise KBUnavailable(
-                f"{KB_FAILURE}: the store at {store_directory(self.settings.kb_config())} was replaced or removed "
-                "since the server started; restart coqa serve"
+                Failure(
+                    FailureKind.KB_ERROR,
+                    f"the store at {store_directory(self.settings.kb_config())} was replaced or removed since the server started; "
+                    "restart coqa serve",
+                ).message
             )
         started = time.perf_counter()
         try:
@@ -159,7 +162,7 @@ class QuestionService:
                 self._kb.select(PROBE_QUERY)
         except KBError as error:
             self.count("kb_failures")
-            raise KBUnavailable(f"{KB_FAILURE}: {error}") from None
+            raise KBUnavailable(Failure(FailureKind.KB_ERROR, str(error)).message) from None
         return time.perf_counter() - started
 
     async def probe_kb(self, wait: float) -> float:
@@ -174,7 +177,7 @@ class QuestionService:
         try:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(probe)), wait)
         except asyncio.TimeoutError:
-            raise KBUnavailable(f"{KB_FAILURE}: the probe query did not answer within {wait:g} s") from None
+            raise KBUnavailable(Failure(FailureKind.KB_ERROR, f"the probe query did not answer within {wait:g} s").message) from None
 
     def _run_probe(self, probe: Future[float]) -> None:
         try:

@@ -228,7 +228,7 @@ def test_kb_down_for_every_question_is_a_failed_run(store: str, tmp_path: Path, 
     assert "stopped after question 3: the knowledge base was unreachable for 3 questions in a row" in error
     assert "connection refused" in error
     assert result.read_text(encoding="utf-8") == "old\n"
-    assert caplog.text.count("knowledge base error") >= 3  # each question's reason stays logged
+    assert caplog.text.count("knowledge base unreachable") >= 3  # each question's reason stays logged
 
 
 def test_ask_with_the_kb_down_exits_non_zero(store: str, capsys, monkeypatch) -> None:

@@ -44,7 +44,7 @@ def test_a_high_minimum_confidence_leaves_fewer_answered_lines(demo_store: str, 
     for before, after in zip(records, strict_records):
         assert bool(after["answers"]) == (bool(before["answers"]) and before["confidence"] >= 0.99)
         if before["answers"] and not after["answers"]:
-            assert after["failure"] == f"confidence below min_confidence: {before['confidence']:.4f} < 0.99"
+            assert after["failure"] == {"kind": "low_confidence", "message": f"confidence below min_confidence: {before['confidence']:.4f} < 0.99"}
 
 
 def test_ask_and_the_api_show_the_confidence(demo_store: str, demo_model: Path, tmp_path: Path) -> None:

@@ -238,7 +238,7 @@ function renderAnswer(result) {
   result.answers.forEach((term) => answers.append(termChip(term)));
   if (!result.answers.length) answers.append(element("span", { class: "muted" }, "no answer"));
   showConfidence(result);
-  showMessage($("#failure"), explanation.failure ? `why: ${explanation.failure}` : "");
+  showMessage($("#failure"), explanation.failure ? `why: ${explanation.failure.message}` : "");
   renderMentions(explanation);
   renderLinked(explanation.linked);
   $("#chosen-sparql").textContent = explanation.chosen ? explanation.chosen.sparql : "(no query chosen)";

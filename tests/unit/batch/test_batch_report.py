@@ -9,15 +9,14 @@ import pytest
 
 from coqa.batch import BackendDown, BatchReport
 from coqa.cli.progress import Progress
-from coqa.explanation import Answer, Explanation
-from coqa.pipeline import KB_FAILURE, KB_UNREACHABLE
+from coqa.explanation import Answer, Explanation, Failure, FailureKind
 
 
-def _answer(answers: list[str], failure: str | None = None) -> Answer:
+def _answer(answers: list[str], failure: Failure | None = None) -> Answer:
     return Answer(answers, Explanation(question="q", failure=failure))
 
 
-UNREACHABLE = _answer([], f"{KB_UNREACHABLE}: cannot reach the SPARQL endpoint http://127.0.0.1:9/query: connection refused")
+UNREACHABLE = _answer([], Failure(FailureKind.KB_UNREACHABLE, "cannot reach the SPARQL endpoint http://127.0.0.1:9/query: connection refused"))
 
 
 def test_three_unreachable_questions_in_a_row_stop_the_run() -> None:
@@ -31,7 +30,7 @@ def test_three_unreachable_questions_in_a_row_stop_the_run() -> None:
 
 def test_an_answered_question_starts_the_count_again_and_other_failures_never_stop() -> None:
     report = BatchReport(stop_after_unreachable=2)
-    for answer in (UNREACHABLE, _answer(["<a>"]), UNREACHABLE, _answer([], f"{KB_FAILURE}: timeout"), _answer([], "no candidate query")):
+    for answer in (UNREACHABLE, _answer(["<a>"]), UNREACHABLE, _answer([], Failure(FailureKind.KB_ERROR, "timeout")), _answer([], Failure(FailureKind.NO_CANDIDATE))):
         report.add(answer)
     assert (report.questions, report.answered, report.kb_failed) == (5, 1, 3)
     never = BatchReport(stop_after_unreachable=0)

@@ -26,6 +26,8 @@ from coqa.evaluation.validate import (
     validate,
 )
 from coqa.explanation import (
+    Failure,
+    FailureKind,
     Answer,
     CandidateRecord,
     Explanation,
@@ -97,7 +99,7 @@ def record(
     linked: tuple[str, ...] = (),
     candidates: tuple[tuple[str, list[str]], ...] = (),
     chosen: int | None = 0,
-    failure: str | None = None,
+    failure: Failure | None = None,
     normalized: bool = True,
 ) -> Answer:
     cands = [CandidateRecord(sparql, "one hop", 1.0 - i / 10, list(a)) for i, (sparql, a) in enumerate(candidates)]
@@ -146,9 +148,9 @@ def scenario() -> tuple[list[GoldQuestion], dict[str, Answer]]:
         ),
         # <林晚> is not linked; a candidate happens to give the gold answers anyway
         "q链接": record("q链接", [], linked=("<陈默>",), candidates=((STAR, ["<片二>", "<片一>"]),), chosen=None),
-        "q无提及": record("q无提及", [], mentions=0, failure="no mention of a known entity or value"),
+        "q无提及": record("q无提及", [], mentions=0, failure=Failure(FailureKind.NO_MENTION)),
         "q坏输入": record(
-            "q坏输入", [], mentions=0, failure="question longer than 300 characters", normalized=False
+            "q坏输入", [], mentions=0, failure=Failure(FailureKind.TOO_LONG, "longer than 300 characters"), normalized=False
         ),  # refused before normalising, as the pipeline does
         "q输出": record("q输出", [], linked=("<青石镇>",), candidates=((HOP, ["<云岭县>"]),)),
         # no gold entity: linking recall skips it; answered right
@@ -249,7 +251,7 @@ def test_reports_are_written(tmp_path):
     assert ranking["gold_sparql"] == HOP and ranking["chosen_sparql"] == WRONG
     assert ranking["gold_answers"] == ["<云岭县>"] and ranking["given_answers"] == ['"12平方公里"']
     assert ranking["stage"] == "ranking" and ranking["f1"] == 0.0 and ranking["shape"] == "one hop"
-    assert records[4]["failure"] == "question longer than 300 characters"
+    assert records[4]["failure"] == "question too long: longer than 300 characters"
 
     text = summary.read_text(encoding="utf-8")
     assert f"| averaged F1 | {report.scores.f1:.4f} |" in text
