@@ -68,7 +68,9 @@ TRAIN_EPILOG = """examples:
   coqa train ../shared/data/pkubase-bench/train.txt --store /tmp/s -o /tmp/model
   coqa train train.txt --store /tmp/s -o /tmp/model --limit 500 --seed 1
   coqa train ../shared/data/nlpcc-kbqa/train.txt --store /tmp/n -o /tmp/nm
-      an NLPCC training file: its gold triples and answers supervise"""
+      an NLPCC training file: its gold triples and answers supervise
+  coqa train train.txt --store /tmp/s -o /tmp/model --relation-evidence ../shared/data/nlpcc-kbqa/train.txt
+      the ranker also learns how the NLPCC questions word their predicates"""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -115,6 +117,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     train.add_argument("-o", "--output", required=True, help="model directory to write")
     train.add_argument("--seed", type=int, help="random seed (default: training.seed of the config, 0)")
     train.add_argument("--limit", type=int, help="train on the first N questions only")
+    train.add_argument(
+        "--relation-evidence", metavar="FILE",
+        help="another labelled question file (NLPCC or CCKS format) whose wording of its gold predicates "
+        "the ranker learns from (turns on ranking.relation_evidence; its digest is kept in meta.json)",
+    )  # fmt: skip
     add_progress_option(train)
     add_kb_options(train)
     train.set_defaults(run=run_train)
@@ -253,13 +260,19 @@ def run_train(args: argparse.Namespace) -> int:
     from coqa.pipeline import Pipeline
     from coqa.resources import QUERIES_DIR
     from coqa.querygen.templates import load_templates
+    from coqa.ranking.relation_evidence import RelationEvidence
     from coqa.training import Trainer, nlpcc_training_settings
 
     settings = settings_from_args(args)
     try:
         questions = read_gold_questions(args.train_file)
-    except DatasetError as error:
+        evidence = RelationEvidence.fit(read_gold_questions(args.relation_evidence)) if args.relation_evidence else None
+    except (DatasetError, ValueError) as error:
         return fail(str(error), 2)
+    if evidence is not None:
+        settings = settings.with_overrides({"ranking": {"relation_evidence": True}}, "command line")
+    elif settings.ranking.relation_evidence:
+        return fail("ranking.relation_evidence is on: give its file with --relation-evidence FILE", 2)
     if args.limit:
         questions = questions[: args.limit]
     if not questions:
@@ -279,7 +292,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     if args.seed is not None:
         settings = settings.with_overrides({"training": {"seed": args.seed}}, "command line")
-    model, summary = Trainer(pipeline, settings, progress=progress).train(questions)
+    model, summary = Trainer(pipeline, settings, progress=progress, evidence=evidence).train(questions)
     model.save(args.output)
     print(
         f"trained on {summary.questions} questions: {summary.link_candidates} link candidates "

@@ -40,6 +40,8 @@ class QuestionContext:
     name_scores: dict[tuple[str, str], float] = field(default_factory=dict)
     name_neighbours: dict[str, tuple[float, float]] = field(default_factory=dict)
     paraphrases: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    # (rest, path predicates) -> the relation-evidence features (coqa.ranking.relation_evidence)
+    evidence: dict[tuple[str, tuple[str, ...]], tuple[float, float, float]] = field(default_factory=dict)
     shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
     linked_terms: frozenset[Term] = field(init=False)
 

@@ -1,6 +1,6 @@
 """The ranker's trained part: association counts, the TF-IDF neighbours of the
 training questions, the boosted scorer and, with `ranking.name_associations`,
-the predicate paraphrases."""
+the predicate paraphrases; with `ranking.relation_evidence`, the relation evidence."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from coqa.config import RankingSettings
 from coqa.ranking.associations import PredicateAssociations
 from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
+from coqa.ranking.relation_evidence import RelationEvidence
 
 ASSOCIATIONS_FILE = "associations.json"
 
@@ -27,12 +28,14 @@ SCORER_FILE = "ranker.txt"
 class RankerModel:
     """The ranker's trained part: association counts and the TF-IDF neighbours
     of the training questions, the scorer (None while training builds it),
-    and with `ranking.name_associations` the predicate paraphrases."""
+    with `ranking.name_associations` the predicate paraphrases and with
+    `ranking.relation_evidence` the relation evidence."""
 
     associations: PredicateAssociations
     neighbours: PredicateNeighbours
     scorer: BoostedScorer | None = None
     paraphrases: PredicateParaphrases | None = None
+    evidence: RelationEvidence | None = None
 
     def save(self, directory: Path) -> list[str]:
         """Write the part into a model directory; return the file names."""
@@ -41,7 +44,8 @@ class RankerModel:
         self.neighbours.save(directory / NEIGHBOURS_FILE)
         assert self.scorer is not None, "a ranker model is saved after training"
         paraphrases = [self.paraphrases.save(directory)] if self.paraphrases is not None else []
-        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, *self.scorer.save(directory / SCORER_FILE), *paraphrases]
+        evidence = [self.evidence.save(directory)] if self.evidence is not None else []
+        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, *self.scorer.save(directory / SCORER_FILE), *paraphrases, *evidence]
 
     @classmethod
     def load(cls, directory: Path, settings: RankingSettings) -> "RankerModel":
@@ -51,4 +55,5 @@ class RankerModel:
             PredicateNeighbours.load(directory / NEIGHBOURS_FILE),
             BoostedScorer.load(directory / SCORER_FILE),
             PredicateParaphrases.load(directory) if (directory / PARAPHRASES_FILE).is_file() else None,
+            RelationEvidence.load(directory) if settings.relation_evidence else None,
         )

@@ -97,12 +97,17 @@ class PredicateParaphrases:
         wording_units, name_units = units(wording), units(name)
         return self.name_from_wording.score(wording_units, name_units), self.wording_from_name.score(name_units, wording_units)
 
+    def to_json(self) -> dict[str, Mapping[str, Mapping[str, float]]]:
+        return {"name_from_wording": self.name_from_wording.probabilities, "wording_from_name": self.wording_from_name.probabilities}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> "PredicateParaphrases":
+        return cls(TranslationTable(data["name_from_wording"]), TranslationTable(data["wording_from_name"]))  # type: ignore[arg-type]
+
     def save(self, directory: Path) -> str:
-        data = {"name_from_wording": self.name_from_wording.probabilities, "wording_from_name": self.wording_from_name.probabilities}
-        (directory / PARAPHRASES_FILE).write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+        (directory / PARAPHRASES_FILE).write_text(json.dumps(self.to_json(), ensure_ascii=False, sort_keys=True), encoding="utf-8")
         return PARAPHRASES_FILE
 
     @classmethod
     def load(cls, directory: Path) -> "PredicateParaphrases":
-        data = json.loads((directory / PARAPHRASES_FILE).read_text(encoding="utf-8"))
-        return cls(TranslationTable(data["name_from_wording"]), TranslationTable(data["wording_from_name"]))
+        return cls.from_json(json.loads((directory / PARAPHRASES_FILE).read_text(encoding="utf-8")))

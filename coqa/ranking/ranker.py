@@ -40,7 +40,8 @@ class QueryRanker:
         context = QuestionContext(text, linked, question_cues(text), sims, nearest)
         for candidate in candidates:
             candidate.features = candidate_features(
-                context, candidate, self.model.associations, self.model.neighbours, self.settings, self.model.paraphrases
+                context, candidate, self.model.associations, self.model.neighbours, self.settings, self.model.paraphrases,
+                self.model.evidence,
             )
         add_relative_features([c.features for c in candidates], self.settings)
 
