@@ -56,7 +56,7 @@ def evidence_pairs(questions: Sequence[GoldQuestion]) -> list[tuple[str, str]]:
         query = parse_query(question.sparql)
         text = normalize_question(question.question)
         names = {normalize_surface(base_name(term.value)).strip() for term in query.constants()}
-        found = sorted((name for name in names if name and name in text), key=len, reverse=True)
+        found = sorted((name for name in names if name and name in text), key=lambda name: (-len(name), name))
         if not found:
             continue
         for name in found:
