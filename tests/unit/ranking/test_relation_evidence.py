@@ -6,6 +6,9 @@ directory, and `coqa train --relation-evidence`. All questions are invented."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +92,20 @@ def test_the_evidence_round_trips_through_the_model_directory(tmp_path: Path) ->
     assert loaded.digest == evidence.digest == RelationEvidence.fit(QUESTIONS).digest
     assert features(loaded, "周八出生在哪", ("出生地",)) == features(evidence, "周八出生在哪", ("出生地",))
     assert RelationEvidence.fit(QUESTIONS[:6]).digest != evidence.digest
+
+
+def test_the_part_is_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
+    source = nlpcc_file(tmp_path / "evidence.txt", RECORDS)
+    fit = (
+        "import sys; from pathlib import Path; from coqa.dataset import read_gold_questions; "
+        "from coqa.ranking.relation_evidence import RelationEvidence; "
+        "RelationEvidence.fit(read_gold_questions(sys.argv[1])).save(Path(sys.argv[2]))"
+    )
+    for seed in ("1", "2"):
+        (tmp_path / seed).mkdir()
+        environment = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-c", fit, str(source), str(tmp_path / seed)], check=True, env=environment, timeout=120)
+    assert (tmp_path / "1" / "relation_evidence.json").read_bytes() == (tmp_path / "2" / "relation_evidence.json").read_bytes()
 
 
 def test_the_features_are_the_rankers_only_with_the_setting() -> None:
