@@ -103,8 +103,11 @@ def relation_evidence_features(candidate: Candidate, rest: str, evidence: Relati
         return dict.fromkeys(RELATION_EVIDENCE_FEATURES, 0.0)
     key = (rest, tuple(predicates))
     if key not in context.evidence:
+        if rest not in context.evidence_wordings:
+            context.evidence_wordings[rest] = evidence.paraphrases.against(rest)
+        against = context.evidence_wordings[rest]
         names = [matching_name(p) for p in predicates]
-        name_scores = [evidence.paraphrases.scores(rest, name)[0] for name in names]
+        name_scores = [against.name_score(name) for name in names]
         last = name_scores[-1] if candidate.shape.answer_predicate_last() else name_scores[0]
-        context.evidence[key] = (last, min(name_scores), evidence.paraphrases.scores(rest, "".join(names))[1])
+        context.evidence[key] = (last, min(name_scores), against.wording_score("".join(names)))
     return dict(zip(RELATION_EVIDENCE_FEATURES, context.evidence[key]))

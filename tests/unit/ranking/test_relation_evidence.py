@@ -85,6 +85,14 @@ def test_a_chain_is_as_strong_as_its_weakest_predicate_and_answers_with_its_last
     assert chain["p_evidence_wording"] > max(birthplace["p_evidence_wording"], spouse["p_evidence_wording"])  # both names explain it
 
 
+def test_scoring_against_one_wording_gives_exactly_the_figures_of_each_pair() -> None:
+    paraphrases = RelationEvidence.fit(QUESTIONS).paraphrases
+    for wording in ("|的老婆是在哪里出生的", "||有多长", "", "||"):
+        against = paraphrases.against(wording)
+        for name in ("配偶", "出生地", "妻子出生地", "全长", "从未见过", "", "出生地"):  # the repeated name reads the memo
+            assert (against.name_score(name), against.wording_score(name)) == paraphrases.scores(wording, name)
+
+
 def test_the_evidence_round_trips_through_the_model_directory(tmp_path: Path) -> None:
     evidence = RelationEvidence.fit(QUESTIONS)
     assert evidence.save(tmp_path) == "relation_evidence.json"
