@@ -119,9 +119,10 @@ class PredicateParaphrases:
 
 class WordingParaphrases:
     """`PredicateParaphrases` against one wording, with the same figures as
-    `TranslationTable.score`, memoised by unit: the candidates of a question
-    share its wording and most characters of their names, and scoring each
-    (wording, name) pair afresh costs half of a question's ranking time."""
+    `TranslationTable.score`, memoised by name and by unit: the candidates of
+    a question share its wording, their predicates and most characters of
+    their names, and scoring each (wording, name) pair afresh cost half of a
+    question's ranking time."""
 
     def __init__(self, paraphrases: PredicateParaphrases, wording: str) -> None:
         self.wording = units(wording)
@@ -129,9 +130,21 @@ class WordingParaphrases:
         self.backward = paraphrases.wording_from_name.probabilities
         self.unit_probabilities: dict[str, float] = {}  # name unit -> P(unit | wording)
         self.columns: dict[str, list[float]] = {}  # name unit -> P(wording unit | it) for each wording unit
+        self.memo: dict[tuple[str, bool], float] = {}  # (name, wording direction) -> score
 
     def name_score(self, name: str) -> float:
         """How well the wording explains the name: `scores(wording, name)[0]`."""
+        if (name, False) not in self.memo:
+            self.memo[(name, False)] = self._name_score(name)
+        return self.memo[(name, False)]
+
+    def wording_score(self, name: str) -> float:
+        """How well the name explains the wording: `scores(wording, name)[1]`."""
+        if (name, True) not in self.memo:
+            self.memo[(name, True)] = self._wording_score(name)
+        return self.memo[(name, True)]
+
+    def _name_score(self, name: str) -> float:
         target = units(name)
         if not target:
             return 0.0
@@ -142,8 +155,7 @@ class WordingParaphrases:
             total += math.log(max(self.unit_probabilities[unit], FLOOR))
         return total / len(target)
 
-    def wording_score(self, name: str) -> float:
-        """How well the name explains the wording: `scores(wording, name)[1]`."""
+    def _wording_score(self, name: str) -> float:
         if not self.wording:
             return 0.0
         sources = [*units(name), EMPTY]
