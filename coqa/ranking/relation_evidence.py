@@ -49,7 +49,7 @@ def evidence_pairs(questions: Sequence[GoldQuestion]) -> list[tuple[str, str]]:
     query. A question that writes none of its constants gives no pair (its
     wording would hold the subject's name, which says nothing about the
     relation)."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for question in questions:
         if not question.sparql:
             continue
