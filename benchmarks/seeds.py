@@ -8,7 +8,9 @@ A change is judged against this noise: dev F1 moves by about a point with
 the seed alone. The models and eval reports stay in `--work`
 (`model-seedN`, `eval-seedN`); a model already there is reused, so a run
 that was stopped goes on where it was. `--parallel N` trains N seeds at a
-time (each `coqa train` uses one core and about 4.5 GB). Evaluate on a dev
+time (each `coqa train` uses one core and about 4.5 GB). `--train-args`
+passes more options to every `coqa train` (e.g. `--train-args
+"--relation-evidence ../shared/data/nlpcc-kbqa/train.txt"`). Evaluate on a dev
 file only to report: never to choose anything.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -40,11 +43,11 @@ def _coqa(*arguments: str) -> None:
         sys.exit(f"seeds: `coqa {' '.join(arguments)}` failed: {done.stderr.strip().splitlines()[-1:]}")
 
 
-def train(train_file: str, store: str, seed: int, work: Path) -> Path:
-    """The model of `seed` in `work`, trained unless it is already there."""
+def train(train_file: str, store: str, seed: int, work: Path, options: list[str]) -> Path:
+    """The model of `seed` in `work`, trained (with the extra `options`) unless it is already there."""
     model = work / f"model-seed{seed}"
     if not (model / "meta.json").is_file():
-        _coqa("train", train_file, "--store", store, "-o", str(model), "--seed", str(seed))
+        _coqa("train", train_file, "--store", store, "-o", str(model), "--seed", str(seed), *options)
     return model
 
 
@@ -69,11 +72,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--work", required=True, help="directory for the models and eval reports")
     parser.add_argument("--parallel", type=int, default=1, help="seeds trained at a time")
+    parser.add_argument("--train-args", default="", help="more options for every `coqa train`, one shell-quoted string")
     args = parser.parse_args()
+    options = shlex.split(args.train_args)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-        models = list(pool.map(lambda seed: train(args.train_file, args.store, seed, work), args.seeds))
+        models = list(pool.map(lambda seed: train(args.train_file, args.store, seed, work, options), args.seeds))
     results = [evaluate(args.eval_file, args.store, model, work / f"eval-seed{seed}") for seed, model in zip(args.seeds, models)]
     print(f"{'figure':<20}" + "".join(f"{'seed ' + str(s):>10}" for s in args.seeds) + f"{'mean':>10}{'spread':>10}{'stdev':>10}")
     for name in FIGURES:

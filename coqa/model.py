@@ -8,6 +8,9 @@
     ranker.txt         LightGBM text model of candidate ranking
     associations.json  question n-gram / gold predicate counts
     neighbours.npz     TF-IDF of the training questions (arrays only)
+    paraphrases.json   with ranking.name_associations: predicate paraphrases
+    relation_evidence.json  with ranking.relation_evidence: paraphrases fitted
+                       on another labelled question file (`--relation-evidence`)
 
 No pickle: every part is a LightGBM model file, JSON or NPZ read with
 allow_pickle=False. Each stage owns its part (coqa.linking.model.LinkerModel,
@@ -76,6 +79,8 @@ class TrainedModel:
             "training_data_digest": self.training_data_digest,
             "figures": self.figures,
             "files": files,
+            # the pairs the relation evidence was fitted on (coqa.ranking.relation_evidence), when it has one
+            **({"relation_evidence_digest": self.ranker.evidence.digest} if self.ranker.evidence is not None else {}),
         }
 
     def save(self, path: str | Path) -> None:

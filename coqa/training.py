@@ -40,6 +40,7 @@ from coqa.ranking.features import rank_features
 from coqa.ranking.keys import directed, pair_key
 from coqa.ranking.model import RankerModel, fit_paraphrases, fit_statistics
 from coqa.ranking.neighbours import PredicateNeighbours
+from coqa.ranking.relation_evidence import RelationEvidence
 from coqa.ranking.ranker import QueryRanker
 from coqa.ranking.wording import remove_spans
 from coqa.shapes import TYPE_PREDICATE
@@ -187,11 +188,20 @@ class RankingTable:
 
 
 class Trainer:
-    """Trains a TrainedModel with a pipeline (no model) over the training KB."""
+    """Trains a TrainedModel with a pipeline (no model) over the training KB.
 
-    def __init__(self, pipeline: Pipeline, settings: Settings, progress: Callable[[Iterable], Iterable] | None = None) -> None:
+    `evidence` (coqa.ranking.relation_evidence) is required with
+    `ranking.relation_evidence` and ignored without: ValueError otherwise."""
+
+    def __init__(
+        self, pipeline: Pipeline, settings: Settings, progress: Callable[[Iterable], Iterable] | None = None,
+        evidence: RelationEvidence | None = None,
+    ) -> None:  # fmt: skip
+        if settings.ranking.relation_evidence and evidence is None:
+            raise ValueError("ranking.relation_evidence is on but no relation-evidence file was given (coqa train --relation-evidence FILE)")
         self.pipeline = pipeline
         self.settings = settings
+        self.evidence = evidence if settings.ranking.relation_evidence else None
         self.folds = settings.training.folds
         self.seed = settings.training.seed
         self.progress = progress or (lambda items: items)
@@ -219,7 +229,9 @@ class Trainer:
         )  # fmt: skip
         model = TrainedModel(
             linker=LinkerModel(keyphraseness[self.folds], linker_scorer, order_scorer),
-            ranker=RankerModel(associations[self.folds], neighbours, ranker_scorer, paraphrases[self.folds], calibration),
+            ranker=RankerModel(
+                associations[self.folds], neighbours, ranker_scorer, paraphrases[self.folds], calibration=calibration, evidence=self.evidence
+            ),
             settings=self.settings.algorithm(),
             template_digest=template_digest(self.pipeline.templates),
             training_data_digest=training_data_digest(questions),
@@ -275,7 +287,10 @@ class Trainer:
     ) -> RankingTable:
         """The ranker's training rows, from cross-fitted links and statistics."""
         rankers = [
-            QueryRanker(RankerModel(associations[fold], neighbours, paraphrases=paraphrases[fold]), self.settings.ranking, hidden_fold=fold)
+            QueryRanker(
+                RankerModel(associations[fold], neighbours, paraphrases=paraphrases[fold], evidence=self.evidence), self.settings.ranking,
+                hidden_fold=fold,
+            )  # fmt: skip
             for fold in range(self.folds)
         ]
         table = RankingTable()

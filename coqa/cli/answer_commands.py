@@ -70,6 +70,8 @@ TRAIN_EPILOG = """examples:
   coqa train train.txt --store /tmp/s -o /tmp/model --limit 500 --seed 1
   coqa train ../shared/data/nlpcc-kbqa/train.txt --store /tmp/n -o /tmp/nm
       an NLPCC training file: its gold triples and answers supervise
+  coqa train train.txt --store /tmp/s -o /tmp/model --relation-evidence ../shared/data/nlpcc-kbqa/train.txt
+      the ranker also learns how the NLPCC questions word their predicates
   coqa train --task nlpcc-dbqa ../shared/data/nlpcc-dbqa/train.txt -o /tmp/dbqa-model
       NLPCC DBQA sentence ranking (no knowledge base needed)"""
 
@@ -124,6 +126,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     train.add_argument("-o", "--output", required=True, help="model directory to write")
     train.add_argument("--seed", type=int, help="random seed (default: training.seed of the config, 0)")
     train.add_argument("--limit", type=int, help="train on the first N questions only")
+    train.add_argument(
+        "--relation-evidence", metavar="FILE",
+        help="another labelled question file (NLPCC or CCKS format) whose wording of its gold predicates "
+        "the ranker learns from (turns on ranking.relation_evidence; its digest is kept in meta.json)",
+    )  # fmt: skip
     add_progress_option(train)
     add_kb_options(train)
     dbqa_commands.add_task_options(train)
@@ -270,6 +277,7 @@ def run_train(args: argparse.Namespace) -> int:
     from coqa.boosting import round_observer
     from coqa.pipeline import Pipeline
     from coqa.resources import QUERIES_DIR
+    from coqa.ranking.relation_evidence import RelationEvidence
     from coqa.templates import load_templates
     from coqa.training import Trainer, nlpcc_training_settings
 
@@ -278,8 +286,13 @@ def run_train(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     try:
         questions = read_gold_questions(args.train_file)
-    except DatasetError as error:
+        evidence = RelationEvidence.fit(read_gold_questions(args.relation_evidence)) if args.relation_evidence else None
+    except (DatasetError, ValueError) as error:
         return fail(str(error), 2)
+    if evidence is not None:
+        settings = settings.with_overrides({"ranking": {"relation_evidence": True}}, "command line")
+    elif settings.ranking.relation_evidence:
+        return fail("ranking.relation_evidence is on: give its file with --relation-evidence FILE", 2)
     if args.limit:
         questions = questions[: args.limit]
     if not questions:
@@ -302,7 +315,7 @@ def run_train(args: argparse.Namespace) -> int:
     fits = FitProgress(args.progress_every)
     observing = round_observer.set(fits)
     try:
-        model, summary = Trainer(pipeline, settings, progress=progress).train(questions)
+        model, summary = Trainer(pipeline, settings, progress=progress, evidence=evidence).train(questions)
     finally:
         round_observer.reset(observing)
     model.save(args.output)

@@ -12,6 +12,7 @@ from coqa.kb.names import Term
 from coqa.linking.linker import LinkedNode
 from coqa.querygen.candidate import Candidate
 from coqa.ranking.associations import GramAssociations
+from coqa.ranking.paraphrase import WordingParaphrases
 from coqa.shapes import TYPE_PREDICATE
 
 
@@ -40,6 +41,9 @@ class QuestionContext:
     name_scores: dict[tuple[str, str], float] = field(default_factory=dict)
     name_neighbours: dict[str, tuple[float, float]] = field(default_factory=dict)
     paraphrases: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    # (rest, path predicates) -> the relation-evidence features (coqa.ranking.relation_evidence)
+    evidence: dict[tuple[str, tuple[str, ...]], tuple[float, float, float]] = field(default_factory=dict)
+    evidence_wordings: dict[str, WordingParaphrases] = field(default_factory=dict)  # rest -> the evidence against it
     shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
     linked_terms: frozenset[Term] = field(init=False)
 

@@ -50,6 +50,12 @@ from coqa.ranking.name_features import (
     paraphrase_features,
 )  # fmt: skip
 from coqa.ranking.neighbours import PredicateNeighbours
+from coqa.ranking.relation_evidence import (
+    RELATION_EVIDENCE_FEATURES,
+    RELATION_EVIDENCE_RELATIVE,
+    RelationEvidence,
+    relation_evidence_features,
+)  # fmt: skip
 from coqa.ranking.paraphrase import PredicateParaphrases
 from coqa.ranking.settings import RankingSettings
 from coqa.ranking.wording import bigrams, grams, remove_spans
@@ -78,7 +84,7 @@ def _similarity(predicate: str, rest: str, rest_bigrams: set[str]) -> dict[str, 
 
 def candidate_features(
     context: QuestionContext, candidate: Candidate, associations: PredicateAssociations, neighbours: PredicateNeighbours,
-    settings: RankingSettings, paraphrases: PredicateParaphrases | None = None,
+    settings: RankingSettings, paraphrases: PredicateParaphrases | None = None, evidence: RelationEvidence | None = None,
 ) -> dict[str, float]:
     """The features of one candidate (all of CANDIDATE_FEATURES)."""
     text, linked = context.text, context.linked
@@ -106,6 +112,9 @@ def candidate_features(
         features.update(name_association_features(candidate, rest, rest_grams, associations, context))
         features.update(name_neighbour_features(candidate, context))
         features.update(paraphrase_features(candidate, rest, paraphrases, context))
+    if settings.relation_evidence:
+        assert evidence is not None, "ranking.relation_evidence needs the model's relation evidence"
+        features.update(relation_evidence_features(candidate, rest, evidence, context))
     features.update(shared_value(
         context, ("explanation", rest, tuple(path_predicates(candidate)), candidate.shape.answer_predicate_last()),
         lambda: _explanation_features(candidate, rest, rest_associations, associations, EXPLAINING_ASSOCIATION, context.explained),
@@ -301,16 +310,23 @@ RANK_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + tuple(f"gap_{name}" for na
 
 
 def _relative_features(settings: RankingSettings) -> tuple[str, ...]:
-    return RELATIVE_FEATURES + (NAME_RELATIVE_FEATURES if settings.name_associations else ())
+    return (
+        RELATIVE_FEATURES + (NAME_RELATIVE_FEATURES if settings.name_associations else ())
+        + (RELATION_EVIDENCE_RELATIVE if settings.relation_evidence else ())
+    )  # fmt: skip
 
 
 def rank_features(settings: RankingSettings) -> tuple[str, ...]:
-    """The ranker's features under these settings: RANK_FEATURES, and with
+    """The ranker's features under these settings: RANK_FEATURES; with
     `name_associations` NAME_ASSOCIATION_FEATURES, NAME_NEIGHBOUR_FEATURES,
-    PARAPHRASE_FEATURES and the gaps of NAME_RELATIVE_FEATURES."""
-    if not settings.name_associations:
-        return RANK_FEATURES
-    return (
-        RANK_FEATURES + NAME_ASSOCIATION_FEATURES + NAME_NEIGHBOUR_FEATURES + PARAPHRASE_FEATURES
-        + tuple(f"gap_{name}" for name in NAME_RELATIVE_FEATURES)
-    )  # fmt: skip
+    PARAPHRASE_FEATURES and the gaps of NAME_RELATIVE_FEATURES; with
+    `relation_evidence` RELATION_EVIDENCE_FEATURES and the gaps of RELATION_EVIDENCE_RELATIVE."""
+    names = RANK_FEATURES
+    if settings.name_associations:
+        names += (
+            NAME_ASSOCIATION_FEATURES + NAME_NEIGHBOUR_FEATURES + PARAPHRASE_FEATURES
+            + tuple(f"gap_{name}" for name in NAME_RELATIVE_FEATURES)
+        )  # fmt: skip
+    if settings.relation_evidence:
+        names += RELATION_EVIDENCE_FEATURES + tuple(f"gap_{name}" for name in RELATION_EVIDENCE_RELATIVE)
+    return names

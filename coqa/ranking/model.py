@@ -1,7 +1,7 @@
 """The ranker's trained part: association counts, the TF-IDF neighbours of the
 training questions, the boosted scorer, the calibration of its scores
 (coqa.ranking.calibration) and, with `ranking.name_associations`, the
-predicate paraphrases."""
+predicate paraphrases; with `ranking.relation_evidence`, the relation evidence."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from coqa.ranking.keys import is_predicate_key, name_piece_keys, shape_key
 from coqa.ranking.calibration import Calibration
 from coqa.ranking.neighbours import PredicateNeighbours
 from coqa.ranking.paraphrase import PARAPHRASES_FILE, PredicateParaphrases
+from coqa.ranking.relation_evidence import RelationEvidence
 from coqa.ranking.settings import RankingSettings
 from coqa.ranking.wording import grams
 
@@ -33,13 +34,15 @@ SCORER_FILE = "ranker.txt"
 class RankerModel:
     """The ranker's trained part: association counts and the TF-IDF neighbours
     of the training questions, the scorer and its calibration (None while
-    training builds them), and with `ranking.name_associations` the predicate paraphrases."""
+    training builds them), with `ranking.name_associations` the predicate
+    paraphrases and with `ranking.relation_evidence` the relation evidence."""
 
     associations: PredicateAssociations
     neighbours: PredicateNeighbours
     scorer: BoostedScorer | None = None
     paraphrases: PredicateParaphrases | None = None
     calibration: Calibration | None = None
+    evidence: RelationEvidence | None = None
 
     def save(self, directory: Path) -> list[str]:
         """Write the part into a model directory; return the file names."""
@@ -49,7 +52,8 @@ class RankerModel:
         assert self.scorer is not None and self.calibration is not None, "a ranker model is saved after training"
         paraphrases = [self.paraphrases.save(directory)] if self.paraphrases is not None else []
         scorer = self.scorer.save(directory / SCORER_FILE)
-        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, *scorer, self.calibration.save(directory), *paraphrases]
+        evidence = [self.evidence.save(directory)] if self.evidence is not None else []
+        return [ASSOCIATIONS_FILE, NEIGHBOURS_FILE, *scorer, self.calibration.save(directory), *paraphrases, *evidence]
 
     @classmethod
     def load(cls, directory: Path, settings: RankingSettings) -> "RankerModel":
@@ -60,6 +64,7 @@ class RankerModel:
             BoostedScorer.load(directory / SCORER_FILE),
             PredicateParaphrases.load(directory) if (directory / PARAPHRASES_FILE).is_file() else None,
             Calibration.load(directory),
+            RelationEvidence.load(directory) if settings.relation_evidence else None,
         )
 
 

@@ -39,7 +39,8 @@ class QueryRanker:
         nearest = self.model.neighbours.nearest(sims, NAME_NEIGHBOURS) if self.settings.name_associations else ()
         context = QuestionContext(text, linked, question_cues(text), sims, nearest)
         rows = [
-            candidate_features(context, candidate, self.model.associations, self.model.neighbours, self.settings, self.model.paraphrases)
+            candidate_features(context, candidate, self.model.associations, self.model.neighbours, self.settings, self.model.paraphrases,
+                               self.model.evidence)
             for candidate in candidates
         ]
         add_relative_features(rows, self.settings)

@@ -15,3 +15,7 @@ class RankingSettings:
     # names, coqa.ranking.keys.name_pieces). `coqa train` on an NLPCC file turns them
     # on; on CCKS held-out train they lowered F1, so they are off by default.
     name_associations: bool
+    # The p_evidence features (coqa.ranking.relation_evidence): predicate paraphrases
+    # fitted on another labelled question file. `coqa train --relation-evidence FILE`
+    # turns them on (and needs FILE: the tables are a part of the model).
+    relation_evidence: bool
