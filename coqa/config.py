@@ -155,8 +155,10 @@ class Settings:
     timeout: float = 10.0
     retries: int = 2
     retry_backoff: float = 0.5
-    # Rows of recently sent queries kept in memory, for questions that send them again (0: none); kept across questions for the embedded store only.
+    # Rows of recently sent queries kept in memory, for questions that send them again (0: none): for a whole
+    # run of answer/eval/train; by `coqa serve` for kb_cache_seconds (0: for the question that asked only).
     kb_cache_rows: int = 100_000
+    kb_cache_seconds: float = 300.0
     hanlp: bool = False
     log_level: str = "WARNING"
     query_generation: QueryGenerationSettings = field(default_factory=QueryGenerationSettings)

@@ -51,7 +51,8 @@ def _open_pipeline(settings: Settings) -> None:
     global _worker_pipeline
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops this process
     try:
-        _worker_pipeline = Pipeline.from_settings(settings)
+        # A server runs for days: rows read from an engine whose data may change are read again after kb_cache_seconds.
+        _worker_pipeline = Pipeline.from_settings(settings, rows_lifetime=settings.kb_cache_seconds)
     except Exception as error:  # noqa: BLE001 - any failure to open is reported to the caller
         _worker_pipeline = error
 
