@@ -167,8 +167,9 @@ def test_a_request_ends_by_its_deadline_however_the_server_paces_it(
     server = fault_server(behaviour)
     kb = open_backend(backend, server.url, retries=1)
     started = time.monotonic()
-    fails_with(kb, rf"no reply within {TIMEOUT:g} s \(2 attempts\)$")
-    assert time.monotonic() - started < 2 * TIMEOUT + 1.5
+    fails_with(kb, rf"no reply within {TIMEOUT:g} s$")  # sent once: a query that timed out is not run again
+    assert time.monotonic() - started < TIMEOUT + 1.5
+    assert len(server.requests) == 1
     kb.close()
 
 
@@ -183,10 +184,11 @@ def test_server_errors_are_retried_then_reported(fault_server: Callable[[Behavio
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_reply_cut_short_is_retried_then_reported(fault_server: Callable[[Behaviour], FaultServer], backend: str) -> None:
+def test_a_reply_cut_short_is_reported_not_retried(fault_server: Callable[[Behaviour], FaultServer], backend: str) -> None:
     server = fault_server(close_mid_reply)
-    fails_with(open_backend(backend, server.url, retries=1), r"^cannot reach the .*\(2 attempts\)$")
-    assert len(server.requests) == 2
+    message = fails_with(open_backend(backend, server.url, retries=1), r"^cannot reach the ")
+    assert "attempts" not in message
+    assert len(server.requests) == 1
 
 
 HOSTILE_BODIES = {

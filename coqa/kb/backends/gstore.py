@@ -45,7 +45,8 @@ from typing import Any
 
 from coqa.kb.backends.admission import ASK, AdmittedQuery, admit
 from coqa.kb.base import KBError, QueryResult
-from coqa.kb.backends.http_retry import HTTPClient, RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
+from coqa.kb.backends.http_client import HTTPClient
+from coqa.kb.backends.http_retry import RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
 from coqa.kb.names import gstore_to_name, to_gstore_sparql
 from coqa.kb.backends.sparql_endpoint import decode_json, results_from_json
 

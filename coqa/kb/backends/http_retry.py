@@ -1,6 +1,6 @@
-"""HTTP for the remote backends: a kept-alive session whose every request ends
-by a total deadline, bounded replies, and bounded retries with exponential
-backoff.
+"""Bounded retries with exponential backoff for the remote backends, and the
+one-line messages of their failures (the requests themselves are made by
+`coqa.kb.backends.http_client`).
 
 A remote request is a function that either returns a reply or raises. Failures
 worth another try are connection errors, timeouts and HTTP 5xx replies; an
@@ -17,17 +17,13 @@ import http.client
 import logging
 import os
 import socket
-import threading
 import time
 import urllib.error
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from typing import Callable, Iterator, TypeVar
 from urllib.parse import urlsplit
 
 import requests
-import requests.adapters
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from coqa.kb.base import KBError
 
@@ -35,8 +31,6 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 MAX_DETAIL = 200
-MAX_REPLY_BYTES = 256 << 20
-READ_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -67,153 +61,6 @@ class RemoteFailure(Exception):
         self.reason = reason
         self.retryable = retryable
         self.reached = reached
-
-
-@dataclass(frozen=True)
-class HTTPReply:
-    """A complete HTTP reply: status, body, content type."""
-
-    status: int
-    body: bytes
-    content_type: str
-
-
-class HTTPClient:
-    """A kept-alive HTTP session (requests) whose requests each end within
-    `timeout` seconds in total.
-
-    requests' own timeout bounds each wait on the socket, not the request: a
-    server sending one byte every few seconds keeps it alive for ever. So each
-    request runs under a timer that, when the time is up, shuts the request's
-    socket down, which ends any read at once; the request then fails as
-    "no reply within N s". Replies larger than MAX_REPLY_BYTES are refused.
-    """
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self.session = _deadline_session()
-
-    def post(self, url: str, data: bytes | Mapping[str, str], headers: Mapping[str, str]) -> HTTPReply:
-        """POST `data` to `url`; the whole reply. RemoteFailure for transport
-        failures and the deadline (HTTP error statuses are returned)."""
-        guard = _Deadline(self.timeout)
-        _watched.guard = guard
-        try:
-            with self.session.post(url, data=data, headers=dict(headers), timeout=self.timeout, stream=True) as response:
-                body = _read_bounded(response)
-                reply = HTTPReply(response.status_code, body, response.headers.get("Content-Type", ""))
-        except Exception as error:  # classified below; anything else is re-raised
-            if not guard.expired:
-                raise
-            reply = None
-            cause: BaseException | None = error
-        else:
-            cause = None
-        finally:
-            guard.cancel()
-            _watched.guard = None
-        if guard.expired:
-            # The socket may have been cut just after the reply ended: start afresh.
-            self.session.close()
-            self.session = _deadline_session()
-            raise RemoteFailure(f"no reply within {self.timeout:g} s", retryable=True, reached=False) from cause
-        assert reply is not None
-        return reply
-
-    def close(self) -> None:
-        self.session.close()
-
-
-def _read_bounded(response: requests.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_content(READ_CHUNK):
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise RemoteFailure(f"reply larger than {MAX_REPLY_BYTES >> 20} MB", retryable=False, reached=True)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-class _Deadline:
-    """A timer that cuts the connection a request is using when it fires."""
-
-    def __init__(self, seconds: float) -> None:
-        self.expired = False
-        self._connection: HTTPConnection | None = None
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def attach(self, connection: HTTPConnection) -> None:
-        with self._lock:
-            self._connection = connection
-            if self.expired:
-                self._cut()
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            self._cut()
-
-    def _cut(self) -> None:
-        sock = getattr(self._connection, "sock", None)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-# The deadline of the request the current thread is making.
-_watched = threading.local()
-
-
-def _attach_to_deadline(connection: HTTPConnection) -> None:
-    guard = getattr(_watched, "guard", None)
-    if guard is not None:
-        guard.attach(connection)
-
-
-class _WatchedHTTPConnection(HTTPConnection):
-    def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        _attach_to_deadline(self)
-        super().request(*args, **kwargs)
-        # Again: a deadline that passed while this request opened the socket cuts it now.
-        _attach_to_deadline(self)
-
-
-class _WatchedHTTPSConnection(HTTPSConnection):
-    def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        _attach_to_deadline(self)
-        super().request(*args, **kwargs)
-        _attach_to_deadline(self)
-
-
-class _WatchedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _WatchedHTTPConnection
-
-
-class _WatchedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection
-
-
-class _WatchedAdapter(requests.adapters.HTTPAdapter):
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
-
-
-def _deadline_session() -> requests.Session:
-    session = requests.Session()
-    adapter = _WatchedAdapter()
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
 
 
 def check_http_url(url: str, service: str) -> str:
