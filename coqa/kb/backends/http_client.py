@@ -103,12 +103,9 @@ class HTTPClient:
         origin = _origin(url)
         connection = self._connection(origin)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = {"Accept-Encoding": "identity", **headers}
         try:
-            if connection.sock is None:
-                self._connect(connection, deadline)
-            assert isinstance(connection.sock, _DeadlineSocket)
-            connection.sock.deadline = deadline
-            connection.request("POST", target, body, {"Accept-Encoding": "identity", **headers})
+            self._send(connection, deadline, "POST", target, body, headers)
             response = connection.getresponse()
             reply = HTTPReply(response.status, self._read(response), response.getheader("Content-Type", "") or "")
             location = response.getheader("Location")
@@ -135,6 +132,25 @@ class HTTPClient:
             self._drop(origin)
         return reply.status, location, reply
 
+    def _send(self, connection: "_Connection", deadline: float, *request: Any) -> None:
+        """Send the request, on a new connection if there is none. When the
+        server closed a kept-alive connection just before it was reused
+        (writing to it fails: a race the check in `_connection` cannot close),
+        it never got the request: it is sent once more on a new connection."""
+        reused = connection.sock is not None
+        if not reused:
+            self._connect(connection, deadline)
+        _socket(connection).deadline = deadline
+        try:
+            connection.request(*request)
+        except (BrokenPipeError, ConnectionResetError):
+            if not reused:
+                raise
+            connection.close()
+            self._connect(connection, deadline)
+            _socket(connection).deadline = deadline
+            connection.request(*request)
+
     def _connection(self, origin: tuple[str, str, int]) -> "_Connection":
         """The kept-alive connection to `origin`, made afresh if the server closed it meanwhile."""
         connection = self._connections.get(origin)
@@ -142,7 +158,7 @@ class HTTPClient:
             scheme, host, port = origin
             kind = _TLSConnection if scheme == "https" else _PlainConnection
             connection = self._connections[origin] = kind(host, port)
-        elif connection.sock is not None and _dropped(connection.sock):
+        elif connection.sock is not None and _dropped(_socket(connection)):
             connection.close()
         return connection
 
@@ -292,6 +308,12 @@ class _TLSConnection(_DeadlineConnection, http.client.HTTPSConnection):
 
 
 _Connection = http.client.HTTPConnection
+
+
+def _socket(connection: _Connection) -> _DeadlineSocket:
+    """The connected socket of one of this module's connections."""
+    assert isinstance(connection.sock, _DeadlineSocket)
+    return connection.sock
 
 
 def _dropped(sock: _DeadlineSocket) -> bool:
