@@ -2,14 +2,22 @@
 side in one run: embedded store, `oxigraph serve`, a real gStore (loaded with
 `coqa export --to gstore`) and a real Virtuoso (`coqa export --to ntriples`).
 
-Each question is answered by every backend in turn before the next question,
-so all backends see the same machine load (this machine is shared and noisy).
+Each question is answered by every backend in turn before the next question
+(each question starting with the next backend), so all backends see the same
+machine load (this machine is shared and noisy).
 Prints, per backend: averaged F1, latency p50/p95 per question, SPARQL
 queries per question and their median time, and the ratio of each p50 to the
 embedded store's.
 
     python benchmarks/bench_backends.py [--data ../shared/data/pkubase-bench] [--limit N]
         [--backends embedded,oxigraph-serve,gstore,virtuoso] [--show N]
+
+Variants, to compare settings side by side in one run (any backend list):
+`gstore-nolog` is a second gStore with its query log off (conf.ini
+querylog_mode=0); a name ending in `/per-question` keeps the rows of a
+query for the question that asked only (kb_cache_seconds 0 under `coqa
+serve`; what coqa did with remote engines before rows were kept for a run),
+e.g. `--backends embedded,gstore,gstore/per-question`.
 """
 
 from __future__ import annotations
@@ -39,7 +47,8 @@ from coqa.testing.virtuoso_server import serve_virtuoso  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-BACKENDS = ("embedded", "oxigraph-serve", "gstore", "virtuoso")
+BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "virtuoso")
+PER_QUESTION = "/per-question"
 
 
 class Rows(NamedTuple):
@@ -81,16 +90,19 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
     load_kb([data], store, progress=False)
     index = str(store / INDEX_SUBDIR)
     flags: dict[str, dict[str, object]] = {}
-    for name in names:
+    for name in dict.fromkeys(name.removesuffix(PER_QUESTION) for name in names):
         if name == "embedded":
             flags[name] = {"backend": "oxigraph", "store": str(store)}
         elif name == "oxigraph-serve":
             url = stack.enter_context(serve_store_copy(store / STORE_SUBDIR, work))
             flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
-        elif name == "gstore":
-            export_kb([data], GSTORE, work / "pkubase-gstore.nt", progress=False)
+        elif name in ("gstore", "gstore-nolog"):
+            if not (work / "pkubase-gstore.nt").exists():
+                export_kb([data], GSTORE, work / "pkubase-gstore.nt", progress=False)
+            conf = {"querylog_mode": "0"} if name == "gstore-nolog" else None
+            (work / name).mkdir()
             server = stack.enter_context(
-                serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / "gstore")
+                serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / name, conf=conf)
             )
             flags[name] = {"backend": "gstore", "gstore_url": server.url, "gstore_db": server.db, "mention_index": index}
         elif name == "virtuoso":
@@ -102,7 +114,7 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
             flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
         else:
             raise SystemExit(f"unknown backend {name!r}: choose from {', '.join(BACKENDS)}")
-    return flags
+    return {name: flags[name.removesuffix(PER_QUESTION)] for name in names}
 
 
 def main() -> None:
@@ -118,21 +130,23 @@ def main() -> None:
         questions = questions[: args.limit]
     with tempfile.TemporaryDirectory(prefix="bench-backends-") as temp, ExitStack() as stack:
         work = Path(temp)
-        (work / "gstore").mkdir()
         flags = start_backends(names, args.data, work, stack)
         pipelines: dict[str, Pipeline] = {}
         counters: dict[str, CountingKB] = {}
         for name in names:
             opened = Pipeline.from_settings(load_settings(flags=flags[name]))
             counters[name] = CountingKB(opened.kb.kb)  # under the pipeline's result cache: the queries sent
+            lifetime = 0.0 if name.endswith(PER_QUESTION) else None
             pipelines[name] = Pipeline(
-                counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans  # type: ignore[arg-type]
+                counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans, lifetime  # type: ignore[arg-type]
             )
         outcomes: dict[str, list] = {name: [] for name in names}
         queries: dict[str, list[dict[str, Rows | None]]] = {name: [] for name in names}
         started = time.perf_counter()
-        for question in questions:
-            for name in names:
+        for number, question in enumerate(questions):
+            # Each question starts with the next backend: none always runs first, or just after a variant
+            # of itself that warmed the same server.
+            for name in names[number % len(names) :] + names[: number % len(names)]:
                 first = len(counters[name].results)
                 begin = time.perf_counter()
                 answer = answer_safely(pipelines[name], question.question)
