@@ -14,7 +14,8 @@ embedded store's.
 
 Variants, to compare settings side by side in one run (any backend list):
 `gstore-nolog` is a second gStore with its query log off (conf.ini
-querylog_mode=0); a name ending in `/per-question` keeps the rows of a
+querylog_mode=0), `gstore-quiet` one with its debug log off too (log4cplus
+root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name ending in `/per-question` keeps the rows of a
 query for the question that asked only (kb_cache_seconds 0 under `coqa
 serve`; what coqa did with remote engines before rows were kept for a run),
 e.g. `--backends embedded,gstore,gstore/per-question`.
@@ -47,7 +48,7 @@ from coqa.testing.virtuoso_server import serve_virtuoso  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "virtuoso")
+BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
 PER_QUESTION = "/per-question"
 
 
@@ -96,13 +97,14 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
         elif name == "oxigraph-serve":
             url = stack.enter_context(serve_store_copy(store / STORE_SUBDIR, work))
             flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
-        elif name in ("gstore", "gstore-nolog"):
+        elif name in ("gstore", "gstore-nolog", "gstore-quiet"):
             if not (work / "pkubase-gstore.nt").exists():
                 export_kb([data], GSTORE, work / "pkubase-gstore.nt", progress=False)
-            conf = {"querylog_mode": "0"} if name == "gstore-nolog" else None
+            conf = None if name == "gstore" else {"querylog_mode": "0"}
+            level = "WARN" if name == "gstore-quiet" else None
             (work / name).mkdir()
             server = stack.enter_context(
-                serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / name, conf=conf)
+                serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / name, conf=conf, log_level=level)
             )
             flags[name] = {"backend": "gstore", "gstore_url": server.url, "gstore_db": server.db, "mention_index": index}
         elif name == "virtuoso":

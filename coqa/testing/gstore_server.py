@@ -48,17 +48,24 @@ def gstore_available(tools: Path) -> str | None:
 
 @contextmanager
 def serve_gstore(
-    tools: Path, nt_file: Path, work: Path, db: str = "pkubase", conf: Mapping[str, str] | None = None
+    tools: Path,
+    nt_file: Path,
+    work: Path,
+    db: str = "pkubase",
+    conf: Mapping[str, str] | None = None,
+    log_level: str | None = None,
 ) -> Iterator[GStoreServer]:
     """Build database `db` from `nt_file` in the work folder `work` and serve
     it on 127.0.0.1; yield the server once `check` answers; stop it after.
     `conf`: keys of gStore's conf.ini set to other values (e.g.
-    {"querylog_mode": "0"}: no query log), KBError for a key it lacks."""
+    {"querylog_mode": "0"}: no query log), KBError for a key it lacks;
+    `log_level`: the level of its log4cplus log (shipped: TRACE, which
+    writes every request, credentials included, to logs/debug.log)."""
     port = free_port()
     home = work / "gstore-home"
     log_path = work / "gstore.log"
-    if conf:
-        configure_gstore(tools, home, conf)
+    if conf or log_level:
+        configure_gstore(tools, home, conf or {}, log_level)
     environment = {**os.environ, "GSTORE_HOME": str(home)}
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -81,17 +88,26 @@ def serve_gstore(
         _stop(process)
 
 
-def configure_gstore(tools: Path, home: Path, conf: Mapping[str, str]) -> None:
+def configure_gstore(tools: Path, home: Path, conf: Mapping[str, str], log_level: str | None = None) -> None:
     """Give the work folder `home` gStore's shipped configuration (as the
-    start script would on first start) with the `conf` keys of conf.ini set."""
+    start script would on first start) with the `conf` keys of conf.ini set
+    and, given a `log_level`, its log4cplus root logger at that level."""
     if not (home / "init.conf").is_file():
         shutil.copytree(tools / "share" / "gstore", home, dirs_exist_ok=True)
-    path = home / "conf.ini"
-    text = path.read_text(encoding="utf-8")
     for key, value in conf.items():
-        text, count = re.subn(rf"(?m)^{re.escape(key)}=.*$", lambda _: f"{key}={value}", text)
-        if not count:
-            raise KBError(f"gStore's conf.ini has no setting {key!r}")
+        _set_value(home / "conf.ini", key, value)
+    if log_level:
+        for name in ("slog.properties", "slog.stdout.properties"):
+            _set_value(home / name, "log4cplus.rootLogger", log_level)
+
+
+def _set_value(path: Path, key: str, value: str) -> None:
+    """Set `key` (`key=value[, more]`) in `path` to `value`, keeping what
+    follows a comma (log4cplus's appenders); KBError when `path` lacks it."""
+    text = path.read_text(encoding="utf-8")
+    text, count = re.subn(rf"(?m)^({re.escape(key)}\s*=\s*)[^,\n]*", lambda match: match.group(1) + value, text)
+    if not count:
+        raise KBError(f"gStore's {path.name} has no setting {key!r}")
     path.write_text(text, encoding="utf-8")
 
 
