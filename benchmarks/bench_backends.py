@@ -18,7 +18,9 @@ querylog_mode=0), `gstore-quiet` one with its debug log off too (log4cplus
 root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name ending in `/per-question` keeps the rows of a
 query for the question that asked only (kb_cache_seconds 0 under `coqa
 serve`; what coqa did with remote engines before rows were kept for a run),
-e.g. `--backends embedded,gstore,gstore/per-question`.
+one ending in `/serial` sends a question's queries one at a time (the chains
+of a question's nodes otherwise go to a server side by side), e.g.
+`--backends embedded,gstore,gstore/per-question,gstore/serial`.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from coqa.pipeline import Pipeline  # noqa: E402
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
 PER_QUESTION = "/per-question"
+SERIAL = "/serial"
 
 
 class Rows(NamedTuple):
@@ -64,9 +67,10 @@ class CountingKB:
     query's text with its Rows (None when it failed), so that the queries
     behind a difference in answers can be named."""
 
-    def __init__(self, kb: object) -> None:
+    def __init__(self, kb: object, parallel_queries: int | None = None) -> None:
         self.kb = kb
         self.description = kb.description  # type: ignore[attr-defined]
+        self.parallel_queries = getattr(kb, "parallel_queries", 1) if parallel_queries is None else parallel_queries
         self.seconds: list[float] = []
         self.results: list[tuple[str, Rows | None]] = []
 
@@ -91,7 +95,7 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
     load_kb([data], store, progress=False)
     index = str(store / INDEX_SUBDIR)
     flags: dict[str, dict[str, object]] = {}
-    for name in dict.fromkeys(name.removesuffix(PER_QUESTION) for name in names):
+    for name in dict.fromkeys(_server(name) for name in names):
         if name == "embedded":
             flags[name] = {"backend": "oxigraph", "store": str(store)}
         elif name == "oxigraph-serve":
@@ -116,7 +120,12 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
             flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
         else:
             raise SystemExit(f"unknown backend {name!r}: choose from {', '.join(BACKENDS)}")
-    return {name: flags[name.removesuffix(PER_QUESTION)] for name in names}
+    return {name: flags[_server(name)] for name in names}
+
+
+def _server(name: str) -> str:
+    """The backend a variant runs on."""
+    return name.removesuffix(PER_QUESTION).removesuffix(SERIAL)
 
 
 def main() -> None:
@@ -137,7 +146,8 @@ def main() -> None:
         counters: dict[str, CountingKB] = {}
         for name in names:
             opened = Pipeline.from_settings(load_settings(flags=flags[name]))
-            counters[name] = CountingKB(opened.kb.kb)  # under the pipeline's result cache: the queries sent
+            # Under the pipeline's result cache: the queries sent.
+            counters[name] = CountingKB(opened.kb.kb, 1 if name.endswith(SERIAL) else None)
             lifetime = 0.0 if name.endswith(PER_QUESTION) else None
             pipelines[name] = Pipeline(
                 counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans, lifetime  # type: ignore[arg-type]

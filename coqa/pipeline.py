@@ -254,4 +254,5 @@ class Pipeline:
         )
 
     def close(self) -> None:
+        self.generator.close()
         self.kb.close()

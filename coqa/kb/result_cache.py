@@ -16,6 +16,7 @@ change, reads a query again once its rows are older than `kb_cache_seconds`.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from typing import Callable, Sequence
@@ -55,6 +56,10 @@ class CachedKnowledgeBase:
         self._clock = clock
         self._results: dict[str, tuple[QueryResult, float]] = {}  # query -> (rows, when read); least recently used first
         self._rows = 0
+        # Queries may come from several threads where `kb` takes them (querygen's bounded pool): the kept rows
+        # change under this lock; the queries themselves run outside it.
+        self._lock = threading.Lock()
+        self.parallel_queries: int = getattr(kb, "parallel_queries", 1)
 
     @property
     def across_questions(self) -> bool:
@@ -67,8 +72,9 @@ class CachedKnowledgeBase:
             self._forget()
 
     def _forget(self) -> None:
-        self._results.clear()
-        self._rows = 0
+        with self._lock:
+            self._results.clear()
+            self._rows = 0
 
     def select(self, query: str) -> QueryResult:
         if self.max_rows <= 0:
@@ -110,27 +116,29 @@ class CachedKnowledgeBase:
     def _kept(self, query: str) -> QueryResult | None:
         """The kept rows of `query`, now the most recently used; None when
         they are not kept or older than the lifetime (then they are dropped)."""
-        entry = self._results.pop(query, None)
-        if entry is None:
-            return None
-        result, read_at = entry
-        if self.lifetime and self._clock() - read_at > self.lifetime:
-            self._rows -= _size(result)
-            return None
-        self._results[query] = entry
-        return result
+        with self._lock:
+            entry = self._results.pop(query, None)
+            if entry is None:
+                return None
+            result, read_at = entry
+            if self.lifetime and self._clock() - read_at > self.lifetime:
+                self._rows -= _size(result)
+                return None
+            self._results[query] = entry
+            return result
 
     def _keep(self, query: str, result: QueryResult) -> None:
         """Keep the rows of a query just answered, unless they take too large a share; drop the least recently used."""
         if len(result.rows) > self.max_rows * LARGEST_SHARE:
             return
-        replaced = self._results.pop(query, None)
-        if replaced is not None:
-            self._rows -= _size(replaced[0])
-        self._results[query] = (result, self._clock())
-        self._rows += _size(result)
-        while self._rows > self.max_rows and self._results:
-            self._rows -= _size(self._results.pop(next(iter(self._results)))[0])
+        with self._lock:
+            replaced = self._results.pop(query, None)
+            if replaced is not None:
+                self._rows -= _size(replaced[0])
+            self._results[query] = (result, self._clock())
+            self._rows += _size(result)
+            while self._rows > self.max_rows and self._results:
+                self._rows -= _size(self._results.pop(next(iter(self._results)))[0])
 
     def close(self) -> None:
         self._forget()

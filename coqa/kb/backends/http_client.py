@@ -36,6 +36,7 @@ import io
 import os
 import select
 import socket
+import threading
 import time
 import zlib
 from dataclasses import dataclass
@@ -46,6 +47,9 @@ from coqa.kb.backends.http_retry import RemoteFailure, first_line
 
 MAX_REPLY_BYTES = 256 << 20  # decoded bytes
 MAX_REDIRECTS = 3
+# Requests a backend that takes several at once may have in flight (one connection per thread): the
+# independent reads of a question go side by side, bounded so that one coqa process cannot flood an engine.
+PARALLEL_QUERIES = 3
 READ_CHUNK = 1 << 16
 _QUICKACK = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 _DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
@@ -62,13 +66,25 @@ class HTTPReply:
 
 class HTTPClient:
     """POSTs whose each request ends within `timeout` seconds in total, over
-    one kept-alive connection per origin. Not thread-safe: one client per
-    thread (every backend object owns one)."""
+    one kept-alive connection per origin and thread (threads may share a
+    client: each gets its own connections)."""
 
     def __init__(self, timeout: float, max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
         self.timeout = timeout
         self.max_reply_bytes = max_reply_bytes
-        self._connections: dict[tuple[str, str, int], _Connection] = {}
+        self._local = threading.local()
+        self._every_thread: list[dict[tuple[str, str, int], _Connection]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def _connections(self) -> dict[tuple[str, str, int], "_Connection"]:
+        """This thread's connections by origin."""
+        connections = getattr(self._local, "connections", None)
+        if connections is None:
+            connections = self._local.connections = {}
+            with self._lock:
+                self._every_thread.append(connections)
+        return connections
 
     def post(self, url: str, data: bytes | Mapping[str, str], headers: Mapping[str, str]) -> HTTPReply:
         """POST `data` (bytes, or form fields sent URL-encoded) to `url`; the
@@ -216,8 +232,13 @@ class HTTPClient:
             connection.close()
 
     def close(self) -> None:
-        for origin in list(self._connections):
-            self._drop(origin)
+        """Close the connections of every thread (call it when no request is in flight)."""
+        with self._lock:
+            every_thread, self._every_thread = self._every_thread, []
+        for connections in every_thread:
+            for connection in connections.values():
+                connection.close()
+            connections.clear()
 
 
 class _DeadlineSocket:
