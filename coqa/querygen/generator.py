@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations, permutations
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from coqa.config import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
@@ -37,6 +37,9 @@ from coqa.querygen.candidate import Candidate, CapCut, deduplicate, sorted_terms
 from coqa.querygen.relevance import PredicateAssociation, first_hops_within, most_relevant, node_relevance, within_budget
 from coqa.querygen.neighbourhood import Neighbourhood, NeighbourhoodReader
 from coqa.querygen.combinations import PAIR_SHAPES, count_variants, star_candidates, star3_candidates
+
+_Task = TypeVar("_Task")
+_Result = TypeVar("_Result")
 
 
 class QueryGenerator:
@@ -71,7 +74,10 @@ class QueryGenerator:
         for node in top:
             if node.surface not in relevance:
                 relevance[node.surface] = node_relevance(question, node.surface, association)
-        hoods = {node.term: self.reader.neighbourhood(node, relevance[node.surface], cuts) for node in top}
+        hoods: dict[Term, Neighbourhood] = {}
+        for node, (hood, node_cuts) in zip(top, self._side_by_side(lambda node: self._neighbourhood(node, relevance), top)):
+            hoods[node.term] = hood
+            cuts.extend(node_cuts)
         candidates: list[Candidate] = []
         for node in top:
             candidates.extend(self._one_hop(node, hoods[node.term]))
@@ -115,9 +121,9 @@ class QueryGenerator:
 
     def _all_chains(self, nodes: Sequence[LinkedNode], hoods: Mapping[Term, Neighbourhood], cuts: list[CapCut]) -> list[Candidate]:
         """The chains of every node and chain shape. Each (node, shape) reads
-        the store on its own, so where the knowledge base takes several queries
-        at once (a server: `parallel_queries`) they run side by side, in a
-        bounded pool; candidates and cuts come in (node, shape) order either way."""
+        the store on its own, so they run side by side where the knowledge base
+        takes several queries at once (`_side_by_side`); candidates and cuts
+        come in (node, shape) order either way."""
         work = [
             (node, shape)
             for node in nodes
@@ -129,12 +135,25 @@ class QueryGenerator:
             shape_cuts: list[CapCut] = []
             return list(self._chains(task[0], hoods[task[0].term], task[1], shape_cuts)), shape_cuts
 
-        results = self._pool.map(chains, work) if self._pool is not None and len(work) > 1 else map(chains, work)
         candidates: list[Candidate] = []
-        for found, shape_cuts in results:
+        for found, shape_cuts in self._side_by_side(chains, work):
             candidates.extend(found)
             cuts.extend(shape_cuts)
         return candidates
+
+    def _neighbourhood(
+        self, node: LinkedNode, relevance: Mapping[str, Callable[[str, bool | None], float]]
+    ) -> tuple[Neighbourhood, list[CapCut]]:
+        node_cuts: list[CapCut] = []
+        return self.reader.neighbourhood(node, relevance[node.surface], node_cuts), node_cuts
+
+    def _side_by_side(self, function: Callable[[_Task], _Result], tasks: Sequence[_Task]) -> list[_Result]:
+        """`function` of each task, in order: side by side in the bounded pool
+        where the knowledge base takes several queries at once, else one after
+        the other. The tasks only read the store and return what they found."""
+        if self._pool is None or len(tasks) < 2:
+            return [function(task) for task in tasks]
+        return list(self._pool.map(function, tasks))
 
     def _chains(self, node: LinkedNode, hood: Neighbourhood, shape: Shape, cuts: list[CapCut]) -> Iterable[Candidate]:
         """Two-hop paths of `shape` whose first predicate is among the node's most

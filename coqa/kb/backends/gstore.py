@@ -67,7 +67,7 @@ class GStore:
     """Database `db` on the gStore ghttp server at `url` (e.g. http://127.0.0.1:9000)."""
 
     # Queries sent at once from different threads (each thread has its own connection): gStore answers
-    # them on its own threads, and a question's chains came 14% sooner for it (benchmarks/bench_backends.py,
+    # them on its own threads, and questions came 5-14% sooner for it (p50; benchmarks/bench_backends.py,
     # gstore-quiet against gstore-quiet/serial). Not for SPARQL endpoints: Virtuoso 7.2 answered the
     # same 34% later, oxigraph serve no sooner.
     parallel_queries = PARALLEL_QUERIES
