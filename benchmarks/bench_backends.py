@@ -2,14 +2,25 @@
 side in one run: embedded store, `oxigraph serve`, a real gStore (loaded with
 `coqa export --to gstore`) and a real Virtuoso (`coqa export --to ntriples`).
 
-Each question is answered by every backend in turn before the next question,
-so all backends see the same machine load (this machine is shared and noisy).
+Each question is answered by every backend in turn before the next question
+(each question starting with the next backend), so all backends see the same
+machine load (this machine is shared and noisy).
 Prints, per backend: averaged F1, latency p50/p95 per question, SPARQL
 queries per question and their median time, and the ratio of each p50 to the
 embedded store's.
 
     python benchmarks/bench_backends.py [--data ../shared/data/pkubase-bench] [--limit N]
         [--backends embedded,oxigraph-serve,gstore,virtuoso] [--show N]
+
+Variants, to compare settings side by side in one run (any backend list):
+`gstore-nolog` is a second gStore with its query log off (conf.ini
+querylog_mode=0), `gstore-quiet` one with its debug log off too (log4cplus
+root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name ending in `/per-question` keeps the rows of a
+query for the question that asked only (kb_cache_seconds 0 under `coqa
+serve`; what coqa did with remote engines before rows were kept for a run),
+one ending in `/serial` sends a question's queries one at a time (the chains
+of a question's nodes otherwise go to a server side by side), e.g.
+`--backends embedded,gstore,gstore/per-question,gstore/serial`.
 """
 
 from __future__ import annotations
@@ -39,7 +50,9 @@ from coqa.testing.virtuoso_server import serve_virtuoso  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-BACKENDS = ("embedded", "oxigraph-serve", "gstore", "virtuoso")
+BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
+PER_QUESTION = "/per-question"
+SERIAL = "/serial"
 
 
 class Rows(NamedTuple):
@@ -54,9 +67,10 @@ class CountingKB:
     query's text with its Rows (None when it failed), so that the queries
     behind a difference in answers can be named."""
 
-    def __init__(self, kb: object) -> None:
+    def __init__(self, kb: object, parallel_queries: int | None = None) -> None:
         self.kb = kb
         self.description = kb.description  # type: ignore[attr-defined]
+        self.parallel_queries = getattr(kb, "parallel_queries", 1) if parallel_queries is None else parallel_queries
         self.seconds: list[float] = []
         self.results: list[tuple[str, Rows | None]] = []
 
@@ -81,16 +95,20 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
     load_kb([data], store, progress=False)
     index = str(store / INDEX_SUBDIR)
     flags: dict[str, dict[str, object]] = {}
-    for name in names:
+    for name in dict.fromkeys(_server(name) for name in names):
         if name == "embedded":
             flags[name] = {"backend": "oxigraph", "store": str(store)}
         elif name == "oxigraph-serve":
             url = stack.enter_context(serve_store_copy(store / STORE_SUBDIR, work))
             flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
-        elif name == "gstore":
-            export_kb([data], GSTORE, work / "pkubase-gstore.nt", progress=False)
+        elif name in ("gstore", "gstore-nolog", "gstore-quiet"):
+            if not (work / "pkubase-gstore.nt").exists():
+                export_kb([data], GSTORE, work / "pkubase-gstore.nt", progress=False)
+            conf = None if name == "gstore" else {"querylog_mode": "0"}
+            level = "WARN" if name == "gstore-quiet" else None
+            (work / name).mkdir()
             server = stack.enter_context(
-                serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / "gstore")
+                serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / name, conf=conf, log_level=level)
             )
             flags[name] = {"backend": "gstore", "gstore_url": server.url, "gstore_db": server.db, "mention_index": index}
         elif name == "virtuoso":
@@ -102,7 +120,12 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
             flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
         else:
             raise SystemExit(f"unknown backend {name!r}: choose from {', '.join(BACKENDS)}")
-    return flags
+    return {name: flags[_server(name)] for name in names}
+
+
+def _server(name: str) -> str:
+    """The backend a variant runs on."""
+    return name.removesuffix(PER_QUESTION).removesuffix(SERIAL)
 
 
 def main() -> None:
@@ -118,21 +141,24 @@ def main() -> None:
         questions = questions[: args.limit]
     with tempfile.TemporaryDirectory(prefix="bench-backends-") as temp, ExitStack() as stack:
         work = Path(temp)
-        (work / "gstore").mkdir()
         flags = start_backends(names, args.data, work, stack)
         pipelines: dict[str, Pipeline] = {}
         counters: dict[str, CountingKB] = {}
         for name in names:
             opened = Pipeline.from_settings(load_settings(flags=flags[name]))
-            counters[name] = CountingKB(opened.kb.kb)  # under the pipeline's result cache: the queries sent
+            # Under the pipeline's result cache: the queries sent.
+            counters[name] = CountingKB(opened.kb.kb, 1 if name.endswith(SERIAL) else None)
+            lifetime = 0.0 if name.endswith(PER_QUESTION) else None
             pipelines[name] = Pipeline(
-                counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans  # type: ignore[arg-type]
+                counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans, lifetime  # type: ignore[arg-type]
             )
         outcomes: dict[str, list] = {name: [] for name in names}
         queries: dict[str, list[dict[str, Rows | None]]] = {name: [] for name in names}
         started = time.perf_counter()
-        for question in questions:
-            for name in names:
+        for number, question in enumerate(questions):
+            # Each question starts with the next backend: none always runs first, or just after a variant
+            # of itself that warmed the same server.
+            for name in names[number % len(names) :] + names[: number % len(names)]:
                 first = len(counters[name].results)
                 begin = time.perf_counter()
                 answer = answer_safely(pipelines[name], question.question)

@@ -74,8 +74,10 @@ class Settings:
     min_confidence: float
     # A batch stops once this many questions in a row found the remote KB unreachable (0: never).
     stop_after_unreachable: int
-    # Rows of recently sent queries kept in memory, for questions that send them again (0: none); kept across questions for the embedded store only.
+    # Rows of recently sent queries kept in memory, for questions that send them again (0: none): for a whole
+    # run of answer/eval/train; by `coqa serve` for kb_cache_seconds (0: for the question that asked only).
     kb_cache_rows: int
+    kb_cache_seconds: float
     hanlp: bool
     log_level: str
     query_generation: QueryGenerationSettings

@@ -96,11 +96,14 @@ class Pipeline:
         templates: dict[str, Template],
         settings: Settings,
         extra_spans: Callable[[str], Iterable[tuple[int, int]]] | None = None,
+        rows_lifetime: float | None = None,
     ) -> None:
-        # The rows of recent queries, in front of `kb`: kept from one question
-        # to the next only for the embedded store, which coqa opens as a
-        # snapshot that cannot change while it runs.
-        self.kb = CachedKnowledgeBase(kb, settings.kb_cache_rows, across_questions=settings.backend == "oxigraph")
+        # The rows of recent queries, in front of `kb`, kept for `rows_lifetime`
+        # seconds (None: the whole run). The embedded store keeps them as long
+        # as it runs whatever the lifetime: coqa opens it as a snapshot that
+        # cannot change meanwhile.
+        lifetime = None if settings.backend == "oxigraph" else rows_lifetime
+        self.kb = CachedKnowledgeBase(kb, settings.kb_cache_rows, lifetime)
         self.index = index
         self.model = model
         self.templates = templates
@@ -117,12 +120,15 @@ class Pipeline:
         self.ranker = QueryRanker(model.ranker, settings.ranking) if model else None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "Pipeline":
+    def from_settings(cls, settings: Settings, rows_lifetime: float | None = None) -> "Pipeline":
         """Open the KB, mention index and model the settings name (KBError,
-        ModelError or NERUnavailable with a clear message when one cannot be opened)."""
+        ModelError or NERUnavailable with a clear message when one cannot be opened).
+        `rows_lifetime`: seconds the rows of a query are answered from memory
+        (None: for the whole run, as `coqa answer` and `eval` do; `coqa serve`
+        passes `kb_cache_seconds`, so an engine whose data changes is read again)."""
         templates = load_templates(QUERIES_DIR)
         model = TrainedModel.load(settings.model_path, templates)
-        return cls._open(settings, model, templates)
+        return cls._open(settings, model, templates, rows_lifetime)
 
     @classmethod
     def without_model(cls, settings: Settings) -> "Pipeline":
@@ -130,7 +136,9 @@ class Pipeline:
         return cls._open(settings, None, load_templates(QUERIES_DIR))
 
     @classmethod
-    def _open(cls, settings: Settings, model: TrainedModel | None, templates: dict[str, Template]) -> "Pipeline":
+    def _open(
+        cls, settings: Settings, model: TrainedModel | None, templates: dict[str, Template], rows_lifetime: float | None = None
+    ) -> "Pipeline":
         index_dir = mention_index_directory(settings.kb_config())
         try:
             index = MentionIndex.open(index_dir)
@@ -141,7 +149,7 @@ class Pipeline:
             from coqa.mentions.ner import hanlp_spans
 
             extra_spans = hanlp_spans()
-        return cls(open_kb(settings.kb_config()), index, model, templates, settings, extra_spans)
+        return cls(open_kb(settings.kb_config()), index, model, templates, settings, extra_spans, rows_lifetime)
 
     def detect(self, text: str) -> list[Mention]:
         """Mentions in the normalized question."""
@@ -254,4 +262,5 @@ class Pipeline:
         )
 
     def close(self) -> None:
+        self.generator.close()
         self.kb.close()

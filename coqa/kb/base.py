@@ -46,6 +46,8 @@ class KnowledgeBase(Protocol):
     parsed, SELECT or ASK only, so nothing else ever reaches a server) and
     translates names as it needs to. It raises KBError for anything the user
     must be told about, including any malformed reply of a remote server.
+    A backend that takes several queries at once from different threads says
+    how many in an attribute `parallel_queries` (none: one at a time).
     """
 
     description: str

@@ -5,13 +5,19 @@ a link candidate, the predicates counted around a node, the answers of its
 most relevant predicates, the two-hop paths of a hub (on pkubase-bench dev,
 answered in order, 4 queries in 10 repeat one sent before). A repeated query
 is answered from memory: the same rows, without parsing, planning,
-evaluating and converting them again (or a round trip to a server). The
-rows are kept from one question to the next only where the knowledge base
-cannot change meanwhile (see `CachedKnowledgeBase`).
+evaluating and converting them again (or a round trip to a server).
+
+How long rows are kept is the cache's `lifetime` (see `CachedKnowledgeBase`):
+for a run of `coqa answer`/`eval`/`train` the knowledge base is taken not to
+change while coqa reads it, so rows stay until the row budget pushes them
+out; `coqa serve`, which runs for days in front of an engine whose data may
+change, reads a query again once its rows are older than `kb_cache_seconds`.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import defaultdict
 from typing import Callable, Sequence
 
@@ -26,38 +32,57 @@ class CachedKnowledgeBase:
     """`kb` answering a query it answered recently from memory. At most
     `max_rows` rows are kept in all, for the most recently used queries;
     0 keeps none. Every call gets its own QueryResult (a copy of the row
-    list; the rows are tuples, shared). `across_questions`: keep the rows
-    from one question to the next, for a knowledge base that cannot change
-    while coqa runs; otherwise `start_question` forgets them, so they serve
-    only the question that asked (a server's data may change, or the server
-    go down, between two questions, and that must show)."""
+    list; the rows are tuples, shared).
 
-    def __init__(self, kb: KnowledgeBase, max_rows: int, across_questions: bool = True) -> None:
+    `lifetime`: None keeps rows until the budget pushes them out (a run over
+    a knowledge base that does not change meanwhile); a positive number of
+    seconds reads a query again once its rows are older than that (a server
+    whose data may change); 0 keeps rows for the question that asked only
+    (`start_question` forgets them)."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        max_rows: int,
+        lifetime: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if lifetime is not None and lifetime < 0:
+            raise ValueError(f"lifetime must be None or at least 0 seconds, not {lifetime}")
         self.kb = kb
         self.description = kb.description
         self.max_rows = max_rows
-        self.across_questions = across_questions
-        self._results: dict[str, QueryResult] = {}  # least recently used first
+        self.lifetime = lifetime
+        self._clock = clock
+        self._results: dict[str, tuple[QueryResult, float]] = {}  # query -> (rows, when read); least recently used first
         self._rows = 0
+        # Queries may come from several threads where `kb` takes them (querygen's bounded pool): the kept rows
+        # change under this lock; the queries themselves run outside it.
+        self._lock = threading.Lock()
+        self.parallel_queries: int = getattr(kb, "parallel_queries", 1)
+
+    @property
+    def across_questions(self) -> bool:
+        """Whether rows may serve a later question than the one that asked."""
+        return self.max_rows > 0 and self.lifetime != 0
 
     def start_question(self) -> None:
-        """Called before each question: forgets the rows unless they are kept across questions."""
-        if not self.across_questions:
+        """Called before each question: forgets the rows when they serve one question only."""
+        if self.lifetime == 0:
             self._forget()
 
     def _forget(self) -> None:
-        self._results.clear()
-        self._rows = 0
+        with self._lock:
+            self._results.clear()
+            self._rows = 0
 
     def select(self, query: str) -> QueryResult:
         if self.max_rows <= 0:
             return self.kb.select(query)
-        result = self._results.pop(query, None)
+        result = self._kept(query)
         if result is None:
             result = self.kb.select(query)
             self._keep(query, result)
-        else:
-            self._results[query] = result
         return QueryResult(list(result.variables), list(result.rows), result.boolean)
 
     def select_by_value(self, query_for: Callable[[Sequence[Term]], str], values: Sequence[Term]) -> list[tuple[Term | None, ...]]:
@@ -69,14 +94,13 @@ class CachedKnowledgeBase:
         predicates, asked again by the next question beside a few others)
         are not asked again: the others are, in one query. A knowledge base
         whose rows serve one question only is sent `query_for(values)`."""
-        if self.max_rows <= 0 or not self.across_questions:
+        if not self.across_questions:
             return self.kb.select(query_for(values)).rows
         alone = {value: query_for([value]) for value in values}
         parts: dict[Term, list[tuple[Term | None, ...]]] = {}
         for value in values:
-            kept = self._results.pop(alone[value], None)
+            kept = self._kept(alone[value])
             if kept is not None:
-                self._results[alone[value]] = kept
                 parts[value] = kept.rows
         missing = [value for value in values if value not in parts]
         if missing:
@@ -89,14 +113,32 @@ class CachedKnowledgeBase:
                 self._keep(alone[value], QueryResult(list(result.variables), parts[value]))
         return [row for value in values for row in parts[value]]
 
+    def _kept(self, query: str) -> QueryResult | None:
+        """The kept rows of `query`, now the most recently used; None when
+        they are not kept or older than the lifetime (then they are dropped)."""
+        with self._lock:
+            entry = self._results.pop(query, None)
+            if entry is None:
+                return None
+            result, read_at = entry
+            if self.lifetime and self._clock() - read_at > self.lifetime:
+                self._rows -= _size(result)
+                return None
+            self._results[query] = entry
+            return result
+
     def _keep(self, query: str, result: QueryResult) -> None:
         """Keep the rows of a query just answered, unless they take too large a share; drop the least recently used."""
         if len(result.rows) > self.max_rows * LARGEST_SHARE:
             return
-        self._results[query] = result
-        self._rows += _size(result)
-        while self._rows > self.max_rows and self._results:
-            self._rows -= _size(self._results.pop(next(iter(self._results))))
+        with self._lock:
+            replaced = self._results.pop(query, None)
+            if replaced is not None:
+                self._rows -= _size(replaced[0])
+            self._results[query] = (result, self._clock())
+            self._rows += _size(result)
+            while self._rows > self.max_rows and self._results:
+                self._rows -= _size(self._results.pop(next(iter(self._results)))[0])
 
     def close(self) -> None:
         self._forget()

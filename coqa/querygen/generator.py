@@ -20,8 +20,9 @@ explanation.
 from __future__ import annotations
 
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations, permutations
-from typing import Callable, Iterable, Mapping, Sequence, cast
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar, cast
 
 from coqa.querygen.settings import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
@@ -37,6 +38,9 @@ from coqa.querygen.relevance import PredicateAssociation, first_hops_within, mos
 from coqa.querygen.neighbourhood import Neighbourhood, NeighbourhoodReader
 from coqa.querygen.combinations import PAIR_SHAPES, count_variants, star_candidates, star3_candidates
 
+_Task = TypeVar("_Task")
+_Result = TypeVar("_Result")
+
 
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
@@ -44,6 +48,13 @@ class QueryGenerator:
     def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings) -> None:
         self.reader = NeighbourhoodReader(kb, templates, limits)
         self.limits = limits
+        parallel = getattr(kb, "parallel_queries", 1)
+        self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="coqa-kb") if parallel > 1 else None
+
+    def close(self) -> None:
+        """Stop the pool of threads the chains of a question are read in, if there is one."""
+        if self._pool is not None:
+            self._pool.shutdown()
 
     def generate(
         self, nodes: list[LinkedNode], question: str = "", count_question: bool = False, association: PredicateAssociation | None = None
@@ -63,14 +74,15 @@ class QueryGenerator:
         for node in top:
             if node.surface not in relevance:
                 relevance[node.surface] = node_relevance(question, node.surface, association)
-        hoods = {node.term: self.reader.neighbourhood(node, relevance[node.surface], cuts) for node in top}
+        hoods: dict[Term, Neighbourhood] = {}
+        for node, (hood, node_cuts) in zip(top, self._side_by_side(lambda node: self._neighbourhood(node, relevance), top)):
+            hoods[node.term] = hood
+            cuts.extend(node_cuts)
         candidates: list[Candidate] = []
         for node in top:
             candidates.extend(self._one_hop(node, hoods[node.term]))
-        for node in [n for n in top if not n.term.is_literal][: self.limits.chain_nodes] + [
-            n for n in top if n.term.is_literal
-        ][:2]:
-            candidates.extend(self._chains(node, hoods[node.term], cuts))
+        chain_nodes = [n for n in top if not n.term.is_literal][: self.limits.chain_nodes] + [n for n in top if n.term.is_literal][:2]
+        candidates.extend(self._all_chains(chain_nodes, hoods, cuts))
         pairs = [(a, b) for a, b in permutations(top[: self.limits.star_nodes], 2) if not a.overlaps(b)]
         for first, second in pairs if any(self.limits.allows(shape.name) for shape in PAIR_SHAPES) else ():
             candidates.extend(self._pair(first, second, hoods))
@@ -107,43 +119,76 @@ class QueryGenerator:
             bindings = {"e": node.term, "p": Term.entity(predicate)}
             yield Candidate(ONE_HOP_IN, bindings, (node,), (predicate,), sorted_terms(subjects), answer_count=hood.in_counts[predicate])
 
-    def _chains(self, node: LinkedNode, hood: Neighbourhood, cuts: list[CapCut]) -> Iterable[Candidate]:
-        """Two-hop paths whose first predicate is among the node's most
+    def _all_chains(self, nodes: Sequence[LinkedNode], hoods: Mapping[Term, Neighbourhood], cuts: list[CapCut]) -> list[Candidate]:
+        """The chains of every node and chain shape. Each (node, shape) reads
+        the store on its own, so they run side by side where the knowledge base
+        takes several queries at once (`_side_by_side`); candidates and cuts
+        come in (node, shape) order either way."""
+        work = [
+            (node, shape)
+            for node in nodes
+            for shape in shapes_of(CHAIN)
+            if (not node.term.is_literal or shape.accepts_literal_first()) and self.limits.allows(shape.name)
+        ]
+
+        def chains(task: tuple[LinkedNode, Shape]) -> tuple[list[Candidate], list[CapCut]]:
+            shape_cuts: list[CapCut] = []
+            return list(self._chains(task[0], hoods[task[0].term], task[1], shape_cuts)), shape_cuts
+
+        candidates: list[Candidate] = []
+        for found, shape_cuts in self._side_by_side(chains, work):
+            candidates.extend(found)
+            cuts.extend(shape_cuts)
+        return candidates
+
+    def _neighbourhood(
+        self, node: LinkedNode, relevance: Mapping[str, Callable[[str, bool | None], float]]
+    ) -> tuple[Neighbourhood, list[CapCut]]:
+        node_cuts: list[CapCut] = []
+        return self.reader.neighbourhood(node, relevance[node.surface], node_cuts), node_cuts
+
+    def _side_by_side(self, function: Callable[[_Task], _Result], tasks: Sequence[_Task]) -> list[_Result]:
+        """`function` of each task, in order: side by side in the bounded pool
+        where the knowledge base takes several queries at once, else one after
+        the other. The tasks only read the store and return what they found."""
+        if self._pool is None or len(tasks) < 2:
+            return [function(task) for task in tasks]
+        return list(self._pool.map(function, tasks))
+
+    def _chains(self, node: LinkedNode, hood: Neighbourhood, shape: Shape, cuts: list[CapCut]) -> Iterable[Candidate]:
+        """Two-hop paths of `shape` whose first predicate is among the node's most
         relevant ones with at most answers_per_predicate middle nodes: the
         store counts the paths of each predicate pair, the chain_pairs most
         relevant pairs are kept, and the paths of their first predicates that
         fit in chain_rows are fetched."""
-        for shape in shapes_of(CHAIN):
-            if (node.term.is_literal and not shape.accepts_literal_first()) or not self.limits.allows(shape.name):
-                continue
-            counts = hood.out_counts if shape.outward else hood.in_counts
-            first = [p for p, n in counts.items() if p != TYPE_PREDICATE and n <= self.limits.answers_per_predicate]
-            fitting = within_budget(first, counts, self.limits.answers_per_node)
-            if len(fitting) < len(first):
-                cuts.append(CapCut("answers_per_node", f"{node.term} {shape.name}", len(fitting), len(first)))
-            chosen = fitting[: self.limits.chain_predicates]
-            if len(chosen) < len(fitting):
-                cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(fitting)))
-            if not chosen:
-                continue
-            pair_paths = self._chain_pair_counts(shape, node.term, chosen)
-            if shape is CHAIN_OUT_IN and sum(pair_paths.values()) > self.limits.chain_middle_edges:
-                chosen, paths = self._first_hops_through_small_middles(node.term, chosen, cuts)
-                pair_paths = self._chain_pair_counts(shape, node.term, chosen, walked=paths + 1) if chosen else {}
-            score = {pair: hood.relevance(pair[0], shape.outward) + hood.relevance(pair[1], None) for pair in pair_paths}
-            kept = sorted(pair_paths, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
-            if len(kept) < len(pair_paths):
-                cuts.append(CapCut("chain_pairs", f"{node.term} {shape.name}", len(kept), len(pair_paths)))
-            firsts = list(dict.fromkeys(p1 for p1, _ in kept))
-            fetched = first_hops_within(firsts, pair_paths, self.limits.chain_rows[shape.name])
-            if len(fetched) < len(firsts):
-                cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len(firsts)))
-            if not fetched:
-                continue
-            path_answers = self._chain_paths(shape, node.term, fetched, set(kept))
-            for (p1, p2), answers in sorted(path_answers.items(), key=lambda path: path[0]):
-                bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
-                yield Candidate(shape, bindings, (node,), (p1, p2), sorted_terms(answers))
+        counts = hood.out_counts if shape.outward else hood.in_counts
+        first = [p for p, n in counts.items() if p != TYPE_PREDICATE and n <= self.limits.answers_per_predicate]
+        fitting = within_budget(first, counts, self.limits.answers_per_node)
+        if len(fitting) < len(first):
+            cuts.append(CapCut("answers_per_node", f"{node.term} {shape.name}", len(fitting), len(first)))
+        chosen = fitting[: self.limits.chain_predicates]
+        if len(chosen) < len(fitting):
+            cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(fitting)))
+        if not chosen:
+            return
+        pair_paths = self._chain_pair_counts(shape, node.term, chosen)
+        if shape is CHAIN_OUT_IN and sum(pair_paths.values()) > self.limits.chain_middle_edges:
+            chosen, paths = self._first_hops_through_small_middles(node.term, chosen, cuts)
+            pair_paths = self._chain_pair_counts(shape, node.term, chosen, walked=paths + 1) if chosen else {}
+        score = {pair: hood.relevance(pair[0], shape.outward) + hood.relevance(pair[1], None) for pair in pair_paths}
+        kept = sorted(pair_paths, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
+        if len(kept) < len(pair_paths):
+            cuts.append(CapCut("chain_pairs", f"{node.term} {shape.name}", len(kept), len(pair_paths)))
+        firsts = list(dict.fromkeys(p1 for p1, _ in kept))
+        fetched = first_hops_within(firsts, pair_paths, self.limits.chain_rows[shape.name])
+        if len(fetched) < len(firsts):
+            cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len(firsts)))
+        if not fetched:
+            return
+        path_answers = self._chain_paths(shape, node.term, fetched, set(kept))
+        for (p1, p2), answers in sorted(path_answers.items(), key=lambda path: path[0]):
+            bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
+            yield Candidate(shape, bindings, (node,), (p1, p2), sorted_terms(answers))
 
     def _first_hops_through_small_middles(self, node: Term, firsts: Sequence[str], cuts: list[CapCut]) -> tuple[list[str], int]:
         """The first hops of chain_out_in none of whose middle nodes has more

@@ -52,7 +52,8 @@ def _open_pipeline(settings: Settings) -> None:
     ignore_interrupt()
     die_with_parent()
     try:
-        _worker_pipeline = Pipeline.from_settings(settings)
+        # A server runs for days: rows read from an engine whose data may change are read again after kb_cache_seconds.
+        _worker_pipeline = Pipeline.from_settings(settings, rows_lifetime=settings.kb_cache_seconds)
     except Exception as error:  # noqa: BLE001 - any failure to open is reported to the caller
         _worker_pipeline = error
 

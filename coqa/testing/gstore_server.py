@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from coqa.kb.base import KBError
 from coqa.kb.backends.gstore import GStore
@@ -46,12 +47,25 @@ def gstore_available(tools: Path) -> str | None:
 
 
 @contextmanager
-def serve_gstore(tools: Path, nt_file: Path, work: Path, db: str = "pkubase") -> Iterator[GStoreServer]:
+def serve_gstore(
+    tools: Path,
+    nt_file: Path,
+    work: Path,
+    db: str = "pkubase",
+    conf: Mapping[str, str] | None = None,
+    log_level: str | None = None,
+) -> Iterator[GStoreServer]:
     """Build database `db` from `nt_file` in the work folder `work` and serve
-    it on 127.0.0.1; yield the server once `check` answers; stop it after."""
+    it on 127.0.0.1; yield the server once `check` answers; stop it after.
+    `conf`: keys of gStore's conf.ini set to other values (e.g.
+    {"querylog_mode": "0"}: no query log), KBError for a key it lacks;
+    `log_level`: the level of its log4cplus log (shipped: TRACE, which
+    writes every request, credentials included, to logs/debug.log)."""
     port = free_port()
     home = work / "gstore-home"
     log_path = work / "gstore.log"
+    if conf or log_level:
+        configure_gstore(tools, home, conf or {}, log_level)
     environment = {**os.environ, "GSTORE_HOME": str(home)}
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -72,6 +86,29 @@ def serve_gstore(tools: Path, nt_file: Path, work: Path, db: str = "pkubase") ->
         yield GStoreServer(url, db, nt_file, int(match.group(1)) if match else -1, [e for e in errors if "error" in e])
     finally:
         _stop(process)
+
+
+def configure_gstore(tools: Path, home: Path, conf: Mapping[str, str], log_level: str | None = None) -> None:
+    """Give the work folder `home` gStore's shipped configuration (as the
+    start script would on first start) with the `conf` keys of conf.ini set
+    and, given a `log_level`, its log4cplus root logger at that level."""
+    if not (home / "init.conf").is_file():
+        shutil.copytree(tools / "share" / "gstore", home, dirs_exist_ok=True)
+    for key, value in conf.items():
+        _set_value(home / "conf.ini", key, value)
+    if log_level:
+        for name in ("slog.properties", "slog.stdout.properties"):
+            _set_value(home / name, "log4cplus.rootLogger", log_level)
+
+
+def _set_value(path: Path, key: str, value: str) -> None:
+    """Set `key` (`key=value[, more]`) in `path` to `value`, keeping what
+    follows a comma (log4cplus's appenders); KBError when `path` lacks it."""
+    text = path.read_text(encoding="utf-8")
+    text, count = re.subn(rf"(?m)^({re.escape(key)}\s*=\s*)[^,\n]*", lambda match: match.group(1) + value, text)
+    if not count:
+        raise KBError(f"gStore's {path.name} has no setting {key!r}")
+    path.write_text(text, encoding="utf-8")
 
 
 def _wait_for_check(url: str, db: str, process: subprocess.Popen, log_path: Path) -> None:

@@ -243,7 +243,8 @@ def test_web_page_and_its_files_are_served(demo_server: RunningServer) -> None:
 
 
 def test_knowledge_base_down_gives_503_with_the_reason(kb_store_dir: Path, tmp_path: Path) -> None:
-    env = server_env(tmp_path, COQA_RETRIES="0")
+    # Rows serving only the question that asked (else the same question is answered from memory for kb_cache_seconds).
+    env = server_env(tmp_path, COQA_RETRIES="0", COQA_KB_CACHE_SECONDS="0")
     endpoint_running = ExitStack()
     with endpoint_running:
         endpoint = endpoint_running.enter_context(serve_store_copy(kb_store_dir / STORE_SUBDIR, tmp_path))

@@ -1,6 +1,6 @@
-"""HTTP for the remote backends: a kept-alive session whose every request ends
-by a total deadline, bounded replies, and bounded retries with exponential
-backoff.
+"""Bounded retries with exponential backoff for the remote backends, and the
+one-line messages of their failures (the requests themselves are made by
+`coqa.kb.backends.http_client`).
 
 A remote request is a function that either returns a reply or raises. Only
 failures before the request was sent are worth another try (connection
@@ -23,17 +23,13 @@ import http.client
 import logging
 import os
 import socket
-import threading
 import time
 import urllib.error
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, TypeVar
-from urllib.parse import urljoin, urlsplit
+from typing import Callable, Iterator, TypeVar
+from urllib.parse import urlsplit
 
 import requests
-import requests.adapters
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from coqa.kb.base import KBError, KBUnreachable
@@ -42,9 +38,6 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 MAX_DETAIL = 200
-MAX_REPLY_BYTES = 256 << 20  # decoded bytes: urllib3 (>= 2.6) decompresses a read at a time
-MAX_REDIRECTS = 3
-READ_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -75,189 +68,6 @@ class RemoteFailure(Exception):
         self.reason = reason
         self.retryable = retryable
         self.reached = reached
-
-
-@dataclass(frozen=True)
-class HTTPReply:
-    """A complete HTTP reply: status, body, content type."""
-
-    status: int
-    body: bytes
-    content_type: str
-
-
-class HTTPClient:
-    """A kept-alive HTTP session (requests) whose requests each end within
-    `timeout` seconds in total.
-
-    requests' own timeout bounds each wait on the socket, not the request: a
-    server sending one byte every few seconds keeps it alive for ever. So each
-    request runs under a timer that, when the time is up, shuts the request's
-    socket down, which ends any read at once; the request then fails as
-    "no reply within N s". Replies larger than MAX_REPLY_BYTES once decoded
-    are refused while they stream in. Redirects are followed only within the
-    same origin: the request body (gStore's credentials) never goes elsewhere.
-    """
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self.session = _deadline_session()
-
-    def post(self, url: str, data: bytes | Mapping[str, str], headers: Mapping[str, str]) -> HTTPReply:
-        """POST `data` to `url`; the whole reply. RemoteFailure for transport
-        failures and the deadline (HTTP error statuses are returned)."""
-        guard = _Deadline(self.timeout)
-        _watched.guard = guard
-        try:
-            reply = self._exchange(url, data, headers)
-        except Exception as error:  # classified below; anything else is re-raised
-            if not guard.expired:
-                raise
-            reply = None
-            cause: BaseException | None = error
-        else:
-            cause = None
-        finally:
-            guard.cancel()
-            _watched.guard = None
-        if guard.expired:
-            # The socket may have been cut just after the reply ended: start afresh.
-            self.session.close()
-            self.session = _deadline_session()
-            raise RemoteFailure(f"no reply within {self.timeout:g} s", retryable=not guard.sent, reached=False) from cause
-        assert reply is not None
-        return reply
-
-    def _exchange(self, url: str, data: bytes | Mapping[str, str], headers: Mapping[str, str]) -> HTTPReply:
-        """POST and read the reply, following a 307/308 redirect only within
-        the same origin (the body, gStore's credentials included, goes again
-        with it); RemoteFailure for a redirect to another origin."""
-        for _ in range(MAX_REDIRECTS + 1):
-            with self.session.post(
-                url, data=data, headers=dict(headers), timeout=self.timeout, stream=True, allow_redirects=False
-            ) as response:
-                location = response.headers.get("Location")
-                if response.status_code in (307, 308) and location:
-                    target = urljoin(url, location)
-                    if _origin(target) != _origin(url):
-                        elsewhere = first_line(_origin(target))
-                        raise RemoteFailure(
-                            f"HTTP {response.status_code}: a redirect to another origin ({elsewhere}) is refused",
-                            retryable=False,
-                            reached=True,
-                        )
-                    url = target
-                    continue
-                return HTTPReply(response.status_code, _read_bounded(response), response.headers.get("Content-Type", ""))
-        raise RemoteFailure(f"more than {MAX_REDIRECTS} redirects", retryable=False, reached=True)
-
-    def close(self) -> None:
-        self.session.close()
-
-
-def _origin(url: str) -> str:
-    """scheme://host:port of `url`, the port made explicit."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    port = port or (443 if parts.scheme == "https" else 80)
-    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
-
-
-def _read_bounded(response: requests.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_content(READ_CHUNK):
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise RemoteFailure(f"reply larger than {MAX_REPLY_BYTES >> 20} MB", retryable=False, reached=True)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-class _Deadline:
-    """A timer that cuts the connection a request is using when it fires."""
-
-    def __init__(self, seconds: float) -> None:
-        self.expired = False
-        self.sent = False  # the request has been written to a connection
-        self._connection: HTTPConnection | None = None
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def attach(self, connection: HTTPConnection, sent: bool = False) -> None:
-        with self._lock:
-            self.sent = self.sent or sent
-            self._connection = connection
-            if self.expired:
-                self._cut()
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            self._cut()
-
-    def _cut(self) -> None:
-        sock = getattr(self._connection, "sock", None)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-# The deadline of the request the current thread is making.
-_watched = threading.local()
-
-
-def _attach_to_deadline(connection: HTTPConnection, sent: bool = False) -> None:
-    guard = getattr(_watched, "guard", None)
-    if guard is not None:
-        guard.attach(connection, sent)
-
-
-class _WatchedHTTPConnection(HTTPConnection):
-    def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        _attach_to_deadline(self)
-        super().request(*args, **kwargs)
-        # Again: a deadline that passed while this request opened the socket cuts it now.
-        _attach_to_deadline(self, sent=True)
-
-
-class _WatchedHTTPSConnection(HTTPSConnection):
-    def request(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        _attach_to_deadline(self)
-        super().request(*args, **kwargs)
-        _attach_to_deadline(self, sent=True)
-
-
-class _WatchedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _WatchedHTTPConnection
-
-
-class _WatchedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection
-
-
-class _WatchedAdapter(requests.adapters.HTTPAdapter):
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
-
-
-def _deadline_session() -> requests.Session:
-    session = requests.Session()
-    adapter = _WatchedAdapter()
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
 
 
 def check_http_url(url: str, service: str) -> str:

@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 from coqa.kb.backends.admission import ASK, AdmittedQuery, admit
 from coqa.kb.base import KBError, QueryResult
-from coqa.kb.backends.http_retry import HTTPClient, RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
+from coqa.kb.backends.http_client import HTTPClient
+from coqa.kb.backends.http_retry import RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
 from coqa.kb.names import Term, iri_to_name
 
 SERVICE = "SPARQL endpoint"

@@ -73,8 +73,8 @@ def test_a_budget_of_zero_keeps_nothing(store: CountingStore) -> None:
 
 
 def test_rows_kept_for_one_question_are_forgotten_when_the_next_starts(store: CountingStore) -> None:
-    for across_questions, sent_again in ((False, [edges(3)]), (True, [])):
-        cached = CachedKnowledgeBase(store, max_rows=1000, across_questions=across_questions)
+    for lifetime, sent_again in ((0.0, [edges(3)]), (None, [])):
+        cached = CachedKnowledgeBase(store, max_rows=1000, lifetime=lifetime)
         cached.start_question()
         cached.select(edges(3))
         cached.select(edges(3))  # the same question asks again: from memory either way
@@ -98,16 +98,21 @@ class Counting:
         self.kb.close()
 
 
-def test_a_pipeline_keeps_rows_across_questions_for_the_embedded_store_only(oxigraph_server: str, kb_store_dir: Path) -> None:
-    """The same question twice: on the embedded store the second sends no
-    query; through a SPARQL endpoint it sends them all again."""
-    for flags, sent_again in (
-        ({"store": str(kb_store_dir)}, lambda first: 0),
-        ({"backend": "sparql", "endpoint": oxigraph_server, "mention_index": str(kb_store_dir / INDEX_SUBDIR)}, lambda first: first),
+def test_a_pipeline_keeps_rows_across_questions_for_a_run_and_a_server_for_its_lifetime(oxigraph_server: str, kb_store_dir: Path) -> None:
+    """The same question twice: in a run the second sends no query, on the
+    embedded store and through a SPARQL endpoint alike; with rows that serve
+    one question only (kb_cache_seconds 0 under `coqa serve`) an endpoint is
+    sent them all again, the embedded store (a snapshot) still none."""
+    remote = {"backend": "sparql", "endpoint": oxigraph_server, "mention_index": str(kb_store_dir / INDEX_SUBDIR)}
+    for flags, lifetime, sent_again in (
+        ({"store": str(kb_store_dir)}, None, lambda first: 0),
+        ({"store": str(kb_store_dir)}, 0.0, lambda first: 0),
+        (remote, None, lambda first: 0),
+        (remote, 0.0, lambda first: first),
     ):
         opened = Pipeline.from_settings(load_settings(flags=flags))
         counting = Counting(opened.kb.kb)
-        pipeline = Pipeline(counting, opened.index, opened.model, opened.templates, opened.settings)  # type: ignore[arg-type]
+        pipeline = Pipeline(counting, opened.index, opened.model, opened.templates, opened.settings, rows_lifetime=lifetime)  # type: ignore[arg-type]
         try:
             pipeline.answer("周星驰的身高是多少？")
             first, counting.sent = counting.sent, 0
@@ -142,7 +147,7 @@ def test_rows_by_value_are_those_of_the_whole_query_and_a_kept_value_is_not_aske
 def test_rows_by_value_for_one_question_send_the_whole_query(store: CountingStore) -> None:
     """A knowledge base whose rows serve one question (a server) gets the query over all the values, as without a cache."""
     works, height = Term.entity("代表作品"), Term.entity("身高")
-    cached = CachedKnowledgeBase(store, max_rows=1000, across_questions=False)
+    cached = CachedKnowledgeBase(store, max_rows=1000, lifetime=0)
     cached.select_by_value(expand, [works])
     store.sent.clear()
     assert len(cached.select_by_value(expand, [works, height])) == 3
