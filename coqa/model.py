@@ -24,9 +24,6 @@ itself may crash the process on such a file).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -37,6 +34,7 @@ from coqa import __version__
 from coqa.config import ConfigError, default_settings
 from coqa.ranking.settings import RankingSettings
 from coqa.linking.linker import LINK_FEATURES
+from coqa.model_folder import check_part_digests, read_meta_file, write_model_folder
 from coqa.linking.model import LinkerModel
 from coqa.ranking.features import rank_features
 from coqa.ranking.model import RankerModel
@@ -44,7 +42,6 @@ from coqa.shapes import SHAPES
 from coqa.templates import Template, template_digest
 
 FORMAT_VERSION = 3
-META_FILE = "meta.json"
 RETRAIN = "retrain with `coqa train TRAIN_FILE --store DIR -o MODEL_DIR`"
 
 
@@ -85,19 +82,7 @@ class TrainedModel:
 
     def save(self, path: str | Path) -> None:
         """Write the model directory (replacing one at `path`; written beside it first)."""
-        path = Path(path)
-        if path.exists() and not (path / META_FILE).is_file():
-            raise ModelError(f"{path} exists and is not a coqa model directory: choose another output path")
-        staging = path.with_name(path.name + ".partial")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        names = self.linker.save(staging) + self.ranker.save(staging)
-        files = {name: file_digest(staging / name) for name in names}
-        meta = json.dumps(self.meta(files), ensure_ascii=False, indent=1, sort_keys=True)
-        (staging / META_FILE).write_text(meta + "\n", encoding="utf-8")
-        if path.exists():
-            shutil.rmtree(path)
-        staging.rename(path)
+        write_model_folder(Path(path), lambda folder: self.linker.save(folder) + self.ranker.save(folder), self.meta, ModelError)
 
     @staticmethod
     def load(path: str | Path, templates: Mapping[str, Template]) -> "TrainedModel":
@@ -110,7 +95,7 @@ class TrainedModel:
         problem = out_of_date(meta, templates)
         if problem:
             raise ModelError(f"the model at {path} is out of date: {problem}; {RETRAIN}")
-        check_parts(path, meta)
+        check_part_digests(path, meta.get("files"), ModelError, RETRAIN)
         recorded = meta["settings"]
         try:
             ranking = recorded_ranking(recorded)
@@ -128,45 +113,12 @@ def recorded_ranking(recorded: Mapping[str, Any]) -> RankingSettings:
 
 
 def read_meta(path: Path) -> dict[str, Any]:
-    """The meta.json of a model directory; ModelError when there is none or it is not one."""
-    if not path.is_dir():
-        raise ModelError(f"{path} is not a coqa model directory (a model of an older coqa?); {RETRAIN}")
-    try:
-        meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
-    except OSError:
-        raise ModelError(f"{path} has no {META_FILE}: it is not a coqa model directory; {RETRAIN}") from None
-    except json.JSONDecodeError as error:
-        raise ModelError(f"{path / META_FILE} is not valid JSON ({error}); {RETRAIN}") from None
-    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
-        found = meta.get("format_version") if isinstance(meta, dict) else None
+    """The meta.json of a model directory; ModelError when there is none, it is not one or of another format."""
+    meta = read_meta_file(path, ModelError, RETRAIN)
+    if meta.get("format_version") != FORMAT_VERSION:
+        found = meta.get("format_version")
         raise ModelError(f"the model at {path} has format {found}, this coqa {__version__} reads format {FORMAT_VERSION}; {RETRAIN}")
     return meta
-
-
-def file_digest(path: Path) -> str:
-    """The SHA-256 of a file, hex."""
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def check_parts(path: Path, meta: Mapping[str, Any]) -> None:
-    """ModelError (one line naming the file) unless every part meta.json lists
-    is there with the SHA-256 it records and the directory holds no other file
-    (a stray bag member such as `ranker.1.txt` would be read as part of the model)."""
-    files = meta.get("files")
-    if not isinstance(files, dict) or not files:
-        raise ModelError(f"{path / META_FILE} records no checksums of the model's parts; {RETRAIN}")
-    for name, recorded in sorted(files.items()):
-        part = path / name
-        if Path(name).name != name or not part.is_file():
-            raise ModelError(f"{part}: a part of the model listed in {META_FILE} is missing; {RETRAIN}")
-        if file_digest(part) != recorded:
-            raise ModelError(f"{part} is damaged or not this model's part (its SHA-256 differs from {META_FILE}); {RETRAIN}")
-    for stray in sorted(p.name for p in path.iterdir() if p.name != META_FILE and p.name not in files):
-        raise ModelError(f"{path / stray} is not a part of the model ({META_FILE} does not list it): remove it or {RETRAIN}")
 
 
 def out_of_date(meta: Mapping[str, Any], templates: Mapping[str, Template]) -> str | None:

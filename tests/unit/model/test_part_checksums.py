@@ -1,4 +1,4 @@
-"""meta.json records the SHA-256 of each part; `check_parts` refuses, in one
+"""meta.json records the SHA-256 of each part; `check_part_digests` refuses, in one
 line naming the file, a part that is missing, damaged, foreign or unlisted."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from coqa.model import META_FILE, ModelError, check_parts, file_digest
+from coqa.model import ModelError
+from coqa.model_folder import META_FILE, check_part_digests, file_digest
 
 
 def _model(path: Path) -> dict:
@@ -22,14 +23,14 @@ def _model(path: Path) -> dict:
 
 def test_intact_parts_pass(tmp_path: Path) -> None:
     meta = _model(tmp_path / "m")
-    check_parts(tmp_path / "m", meta)
+    check_part_digests(tmp_path / "m", meta["files"], ModelError, "retrain")
 
 
 def test_a_part_cut_short_is_refused_naming_the_file(tmp_path: Path) -> None:
     meta = _model(tmp_path / "m")
     (tmp_path / "m" / "ranker.txt").write_text("tree\n", encoding="utf-8")
     with pytest.raises(ModelError) as refused:
-        check_parts(tmp_path / "m", meta)
+        check_part_digests(tmp_path / "m", meta["files"], ModelError, "retrain")
     assert "\n" not in str(refused.value) and "ranker.txt is damaged" in str(refused.value)
 
 
@@ -39,19 +40,19 @@ def test_a_part_of_another_model_is_refused(tmp_path: Path) -> None:
     (tmp_path / "other" / "associations.json").write_text('{"a": 1}', encoding="utf-8")
     (tmp_path / "m" / "associations.json").write_bytes((tmp_path / "other" / "associations.json").read_bytes())
     with pytest.raises(ModelError, match="associations.json is damaged or not this model's part"):
-        check_parts(tmp_path / "m", meta)
+        check_part_digests(tmp_path / "m", meta["files"], ModelError, "retrain")
 
 
 def test_a_missing_or_unlisted_part_and_a_meta_without_checksums_are_refused(tmp_path: Path) -> None:
     meta = _model(tmp_path / "m")
     (tmp_path / "m" / "ranker.1.txt").write_text("tree\n", encoding="utf-8")
     with pytest.raises(ModelError, match="ranker.1.txt is not a part of the model"):
-        check_parts(tmp_path / "m", meta)
+        check_part_digests(tmp_path / "m", meta["files"], ModelError, "retrain")
     (tmp_path / "m" / "ranker.1.txt").unlink()
     (tmp_path / "m" / "ranker.txt").unlink()
     with pytest.raises(ModelError, match="ranker.txt: a part of the model listed in meta.json is missing"):
-        check_parts(tmp_path / "m", meta)
+        check_part_digests(tmp_path / "m", meta["files"], ModelError, "retrain")
     with pytest.raises(ModelError, match="records no checksums"):
-        check_parts(tmp_path / "m", {"files": ["ranker.txt"]})
+        check_part_digests(tmp_path / "m", ["ranker.txt"], ModelError, "retrain")
     with pytest.raises(ModelError, match="is missing"):
-        check_parts(tmp_path / "m", {"files": {"../ranker.txt": "0"}})
+        check_part_digests(tmp_path / "m", {"../ranker.txt": "0"}, ModelError, "retrain")

@@ -26,7 +26,8 @@ from coqa.linking.linker import (
     best_links,
 )
 from coqa.mentions.detection import Mention, normalize_question
-from coqa.model import META_FILE, ModelError, TrainedModel
+from coqa.model import ModelError, TrainedModel
+from coqa.model_folder import META_FILE
 from coqa.pipeline import Pipeline
 from coqa.ranking.features import RANK_FEATURES
 from coqa.ranking.ranker import QueryRanker
