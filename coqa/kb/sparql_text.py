@@ -25,8 +25,7 @@ parser differs from it on exactly these corner cases).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 STRING = "string"
 IRI = "iri"
@@ -52,9 +51,9 @@ _TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Token:
-    """One token: its kind (STRING, IRI, NAME, COMMENT, SPACE, WORD, PUNCT) and text."""
+class Token(NamedTuple):
+    """One token: its kind (STRING, IRI, NAME, COMMENT, SPACE, WORD, PUNCT) and
+    text (a named tuple: every query coqa sends is tokenized, so tokens are cheap)."""
 
     kind: str
     text: str
@@ -91,11 +90,23 @@ def is_reference(token: Token) -> bool:
 _SERVICE = re.compile(r"service", re.I)
 
 
-def mentions_service(query: str) -> bool:
-    """True when `query` holds the SERVICE keyword in any case or spelling
-    outside strings, IRIs and comments (also as part of a prefixed name or a
-    longer word: refusing those too costs nothing a PKU BASE query needs)."""
-    return any(
-        token.kind == WORD and not token.text.startswith(("?", "$")) and _SERVICE.search(token.text)
-        for token in tokens(query)
-    )
+def _names_service(kind: str | None, text: str) -> bool:
+    return kind == WORD and not text.startswith(("?", "$")) and _SERVICE.search(text) is not None
+
+
+def structure_text(query: str) -> tuple[str, bool]:
+    """In one pass over `query`: its text with every string, IRI, name, comment
+    and space replaced by one space (what is left is syntax), and whether it
+    holds the SERVICE keyword in any case or spelling outside strings, IRIs
+    and comments (also as part of a prefixed name or a longer word: refusing
+    those too costs nothing a PKU BASE query needs)."""
+    parts: list[str] = []
+    service = False
+    for match in _TOKEN.finditer(query):
+        kind, text = match.lastgroup, match.group(0)
+        if kind == WORD or kind == PUNCT or kind is None:
+            parts.append(text)
+            service = service or _names_service(kind, text)
+        else:
+            parts.append(" ")
+    return "".join(parts), service

@@ -41,7 +41,7 @@ import pyoxigraph as ox
 
 from coqa.kb.base import KBError
 from coqa.kb.names import to_standard_sparql
-from coqa.kb.sparql_text import mentions_service, tokens
+from coqa.kb.sparql_text import structure_text
 
 MAX_QUERY_CHARS = 10_000
 # A rewritten text may be longer than its query: a name's non-ASCII
@@ -117,10 +117,10 @@ def check_bounds(
     bounds, or holds the SERVICE keyword."""
     if len(query) > max_chars:
         raise KBError(f"the query is too long: {len(query):,} characters (at most {max_chars:,})")
-    if mentions_service(query):
-        raise KBError("SERVICE is refused: coqa queries only its own knowledge base")
     # Strings, IRIs, names and comments replaced by a space: their content is not structure.
-    structure = "".join(token.text if token.is_structure else " " for token in tokens(query))
+    structure, service = structure_text(query)
+    if service:
+        raise KBError("SERVICE is refused: coqa queries only its own knowledge base")
     depth = deepest = 0
     for char in _BRACKET.findall(structure):  # brackets only: every query passes here
         if char in "({[":
