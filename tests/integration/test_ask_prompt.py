@@ -51,7 +51,7 @@ def test_history_recalls_a_question_and_ctrl_c_ends_quietly(demo_store: str, dem
         _read_until(controller, b"question> ", seen)
         os.write(controller, "周星驰的身高是多少？\r".encode("utf-8"))
         _read_until(controller, b"confidence:", seen)
-        _read_until(controller, b"question> ", seen)
+        _read_until(controller, b"question> ", seen, times=2)  # the prompt again: readline waits for keys
         os.write(controller, b"\x1b[A\r")  # up arrow: the question again
         _read_until(controller, b"confidence:", seen, times=2)
         _read_until(controller, b"question> ", seen, times=3)
