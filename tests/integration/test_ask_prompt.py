@@ -38,6 +38,15 @@ def _read_until(fd: int, wanted: bytes, seen: bytearray, times: int = 1) -> None
                 return
 
 
+def _wait_for_raw_mode(fd: int) -> None:
+    """Wait until readline has put the terminal in non-canonical mode: keys typed
+    before that (an arrow's escape sequence) would be read as a line of text."""
+    ends = time.monotonic() + DEADLINE
+    while termios.tcgetattr(fd)[3] & termios.ICANON:
+        assert time.monotonic() < ends, "readline never took the terminal"
+        time.sleep(0.05)
+
+
 def test_history_recalls_a_question_and_ctrl_c_ends_quietly(demo_store: str, demo_model: Path, tmp_path: Path) -> None:
     controller, terminal = pty.openpty()
     command = [sys.executable, "-m", "coqa.cli.main", "ask", "--store", demo_store, "--model", str(demo_model)]
@@ -51,10 +60,15 @@ def test_history_recalls_a_question_and_ctrl_c_ends_quietly(demo_store: str, dem
         _read_until(controller, b"question> ", seen)
         os.write(controller, "周星驰的身高是多少？\r".encode("utf-8"))
         _read_until(controller, b"confidence:", seen)
-        _read_until(controller, b"question> ", seen, times=2)  # the prompt again: readline waits for keys
+        _read_until(controller, b"question> ", seen, times=2)
+        _wait_for_raw_mode(controller)
         os.write(controller, b"\x1b[A\r")  # up arrow: the question again
         _read_until(controller, b"confidence:", seen, times=2)
         _read_until(controller, b"question> ", seen, times=3)
+        _wait_for_raw_mode(controller)
+        # Idle at the prompt, as a person is: a SIGINT that lands in the instant between
+        # readline taking the terminal and waiting for a key is only seen at the next key.
+        time.sleep(0.5)
         os.write(controller, b"\x03")  # Ctrl-C at the prompt
         assert process.wait(timeout=DEADLINE) == 0
     finally:
