@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from itertools import accumulate
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -183,7 +184,7 @@ class RankingTable:
     folds: list[int] = field(default_factory=list)
 
     def questions_with_positive(self) -> int:
-        ends = np.cumsum(self.groups)
+        ends = accumulate(self.groups)
         return sum(1 for size, end in zip(self.groups, ends) if any(self.labels[end - size : end]))
 
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+import numpy as np
 from rapidfuzz import fuzz, process
 
 from coqa.mentions.cues import ASKING_CUES, CUES
@@ -177,10 +178,10 @@ def fuzzy_mentions(text: str, index: MentionIndex) -> list[Mention]:
         best = scores.max(axis=0)
         ranked = sorted((i for i in range(len(surfaces)) if best[i] > 0), key=lambda i: (-best[i], surfaces[i]))
         numbers = [_NUMBERS.findall(window) for window in windows]
-        ranked = [i for i in ranked if numbers[int(scores[:, i].argmax())] == _NUMBERS.findall(surfaces[i])]
+        ranked = [i for i in ranked if numbers[int(np.argmax(scores[:, i]))] == _NUMBERS.findall(surfaces[i])]
         if not ranked:
             continue
-        window = int(scores[:, ranked[0]].argmax())
+        window = int(np.argmax(scores[:, ranked[0]]))
         span_start, span_end = origin[start], origin[start + FUZZY_MIN_LENGTH + window - 1] + 1
         span = text[span_start:span_end]
         kept = [surfaces[i] for i in ranked[:FUZZY_PER_START] if surfaces[i] != span]
