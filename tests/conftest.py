@@ -21,7 +21,7 @@ from coqa.config import default_settings
 from coqa.dataset import read_ccks
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.oxigraph_store import OxigraphStore
-from coqa.kb.base import QueryResult
+from coqa.kb.base import KnowledgeBase, QueryResult
 from coqa.kb.demo import DEMO_CCKS, DEMO_DIR, DEMO_KB_FILES, ensure_demo_store
 from coqa.kb.loading.export import GSTORE, NTRIPLES, export_kb, render_triple
 from coqa.kb.loading.formats import Triple
@@ -83,6 +83,20 @@ class CountingStore(OxigraphStore):
     def select(self, query: str) -> QueryResult:
         self.sent.append(query)
         return super().select(query)
+
+
+class CountingKnowledgeBase:
+    """Any knowledge base, counting the queries that reach it."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb, self.description, self.sent = kb, kb.description, 0
+
+    def select(self, query: str) -> QueryResult:
+        self.sent += 1
+        return self.kb.select(query)
+
+    def close(self) -> None:
+        self.kb.close()
 
 
 def _node(term: Term) -> ox.NamedNode | ox.Literal:

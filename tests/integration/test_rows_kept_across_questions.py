@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CountingKnowledgeBase
 from coqa.config import default_settings
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
-from coqa.kb.base import QueryResult
 from coqa.kb.names import Term, name_to_iri
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.serve import service
@@ -35,18 +35,6 @@ class Clock:
         return self.now
 
 
-class Counting:
-    """A knowledge base counting the queries that reach it."""
-
-    def __init__(self, kb: SparqlEndpoint) -> None:
-        self.kb, self.description, self.sent = kb, kb.description, 0
-
-    def select(self, query: str) -> QueryResult:
-        self.sent += 1
-        return self.kb.select(query)
-
-    def close(self) -> None:
-        self.kb.close()
 
 
 def change_pages(update_url: str, old: str, new: str) -> None:
@@ -61,7 +49,7 @@ def change_pages(update_url: str, old: str, new: str) -> None:
 def test_a_changed_engine_is_read_again_once_the_rows_outlive_their_lifetime(kb_store_dir: Path, tmp_path: Path) -> None:
     clock = Clock()
     with serve_store_copy(kb_store_dir / STORE_SUBDIR, tmp_path) as url:
-        remote = Counting(SparqlEndpoint(url, timeout=5, retries=0))
+        remote = CountingKnowledgeBase(SparqlEndpoint(url, timeout=5, retries=0))
         cached = CachedKnowledgeBase(remote, max_rows=1000, lifetime=60, clock=clock)
         assert cached.select(QUERY).rows == [(Term.literal("320"),)]
         change_pages(url.rsplit("/", 1)[0] + "/update", "320", "321")
@@ -85,7 +73,7 @@ def test_rows_by_value_older_than_their_lifetime_are_asked_again(kb_store_dir: P
         return f"SELECT ?p ?o WHERE {{ VALUES ?p {{ {' '.join(f'<{v.value}>' for v in values)} }} <雪夜行> ?p ?o }}"
 
     with serve_store_copy(kb_store_dir / STORE_SUBDIR, tmp_path) as url:
-        remote = Counting(SparqlEndpoint(url, timeout=5, retries=0))
+        remote = CountingKnowledgeBase(SparqlEndpoint(url, timeout=5, retries=0))
         cached = CachedKnowledgeBase(remote, max_rows=1000, lifetime=60, clock=clock)
         first = cached.select_by_value(query_for, [pages, publisher])
         assert sorted(first) == sorted(remote.kb.select(query_for([pages, publisher])).rows)

@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from conftest import CountingStore
+from conftest import CountingKnowledgeBase, CountingStore
 
 from coqa.config import load_settings
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
-from coqa.kb.base import KnowledgeBase, QueryResult
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
 from coqa.pipeline import Pipeline
@@ -84,18 +83,6 @@ def test_rows_kept_for_one_question_are_forgotten_when_the_next_starts(store: Co
         assert store.sent == sent_again
 
 
-class Counting:
-    """Any knowledge base, counting the queries that reach it."""
-
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb, self.description, self.sent = kb, kb.description, 0
-
-    def select(self, query: str) -> QueryResult:
-        self.sent += 1
-        return self.kb.select(query)
-
-    def close(self) -> None:
-        self.kb.close()
 
 
 def test_a_pipeline_keeps_rows_across_questions_for_a_run_and_a_server_for_its_lifetime(oxigraph_server: str, kb_store_dir: Path) -> None:
@@ -111,7 +98,7 @@ def test_a_pipeline_keeps_rows_across_questions_for_a_run_and_a_server_for_its_l
         (remote, 0.0, lambda first: first),
     ):
         opened = Pipeline.from_settings(load_settings(flags=flags))
-        counting = Counting(opened.kb.kb)
+        counting = CountingKnowledgeBase(opened.kb.kb)
         pipeline = Pipeline(counting, opened.index, opened.model, opened.templates, opened.settings, rows_lifetime=lifetime)  # type: ignore[arg-type]
         try:
             pipeline.answer("周星驰的身高是多少？")
