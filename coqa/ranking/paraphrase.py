@@ -21,7 +21,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 PARAPHRASES_FILE = "paraphrases.json"
 EMPTY = ""  # model 1's empty word: what a unit is translated from when nothing else explains it
@@ -33,6 +33,16 @@ PRUNED_BELOW = 1e-3
 FLOOR = 1e-6
 # Characters that carry no wording: the mark `remove_spans` leaves for a mention, punctuation, 的.
 _SKIPPED = frozenset("|?,.!;:。,、 的")
+
+
+def running_sum(values: Iterable[float]) -> float:
+    """The floats added left to right. Not `sum`, which compensates rounding
+    from Python 3.12 on: the tables and scores must be the same bits on every
+    supported Python (a model is compared byte for byte)."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
 
 
 def units(text: str) -> list[str]:
@@ -58,7 +68,7 @@ class TranslationTable:
                 sources = [*source, EMPTY]
                 for unit in target:
                     weights = [table[(unit, word)] for word in sources]
-                    norm = sum(weights)
+                    norm = running_sum(weights)
                     for word, weight in zip(sources, weights):
                         counts[(unit, word)] += weight / norm
                         totals[word] += weight / norm
@@ -75,7 +85,7 @@ class TranslationTable:
         if not target:
             return 0.0
         rows = [self.probabilities.get(word, {}) for word in [*source, EMPTY]]
-        total = sum(math.log(max(sum(row.get(unit, 0.0) for row in rows) / len(rows), FLOOR)) for unit in target)
+        total = running_sum(math.log(max(running_sum(row.get(unit, 0.0) for row in rows) / len(rows), FLOOR)) for unit in target)
         return total / len(target)
 
 
@@ -151,7 +161,7 @@ class WordingParaphrases:
         total = 0.0
         for unit in target:
             if unit not in self.unit_probabilities:
-                self.unit_probabilities[unit] = sum(row.get(unit, 0.0) for row in self.rows) / len(self.rows)
+                self.unit_probabilities[unit] = running_sum(row.get(unit, 0.0) for row in self.rows) / len(self.rows)
             total += math.log(max(self.unit_probabilities[unit], FLOOR))
         return total / len(target)
 
@@ -165,4 +175,4 @@ class WordingParaphrases:
                 row = self.backward.get(word, {})
                 self.columns[word] = [row.get(unit, 0.0) for unit in self.wording]
             sums = [total + value for total, value in zip(sums, self.columns[word])]
-        return sum(math.log(max(total / len(sources), FLOOR)) for total in sums) / len(self.wording)
+        return running_sum(math.log(max(total / len(sources), FLOOR)) for total in sums) / len(self.wording)
