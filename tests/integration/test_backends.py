@@ -3,16 +3,13 @@ failures end as one-line KBErrors in bounded time."""
 
 from __future__ import annotations
 
-import errno
 import json
 import socket
 import threading
 import time
-import urllib.error
 from typing import Callable
 
 import pytest
-import requests
 from conftest import WRITER, Loopback, Reply, never_in_time
 
 from coqa.kb.backends.gstore import GStore
@@ -20,7 +17,6 @@ from coqa.kb.backends.http_retry import (
     RemoteFailure,
     RetryPolicy,
     call_with_retries,
-    failure_from_exception,
 )
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
@@ -220,25 +216,3 @@ def test_connection_closed_without_reply_is_not_sent_again(backend: str) -> None
             kb.select("select ?x where { ?x ?p ?o }")
     time.sleep(0.1)
     assert len(accepted) == 1
-
-
-@pytest.mark.parametrize(
-    ("error", "reason", "retryable"),
-    [
-        (urllib.error.URLError(socket.gaierror(-2, "Name or service not known")), "unknown host (Name or service not known)", True),
-        (urllib.error.URLError(ConnectionRefusedError(errno.ECONNREFUSED, "refused")), "connection refused", True),
-        (requests.ConnectionError(OSError(errno.EHOSTUNREACH, "unreachable")), "no route to host", True),
-        (requests.ConnectTimeout("connect timed out"), "no reply within 1.5 s", True),
-        (requests.ConnectionError(OSError(errno.ECONNRESET, "reset")), "connection reset by peer", False),
-        (TimeoutError("timed out"), "no reply within 1.5 s", False),
-        (requests.ReadTimeout("read timed out"), "no reply within 1.5 s", False),
-    ],
-)
-def test_transport_errors_are_named_plainly(error: Exception, reason: str, retryable: bool) -> None:
-    """Retried only when nothing was sent: a failure while connecting."""
-    failure = failure_from_exception(error, timeout=1.5)
-    assert (failure.reason, failure.retryable, failure.reached) == (reason, retryable, False)
-
-
-def test_other_exceptions_are_not_transport_failures() -> None:
-    assert failure_from_exception(ValueError("bug"), timeout=1) is None

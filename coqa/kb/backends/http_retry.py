@@ -18,19 +18,12 @@ service and its URL, e.g.
 
 from __future__ import annotations
 
-import errno
-import http.client
 import logging
-import os
-import socket
 import time
-import urllib.error
 from dataclasses import dataclass
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, TypeVar
 from urllib.parse import urlsplit
 
-import requests
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from coqa.kb.base import KBError, KBUnreachable
 
@@ -93,48 +86,6 @@ def http_failure(status: int, detail: str = "") -> RemoteFailure:
     return RemoteFailure(reason, retryable=status == 503, reached=True)
 
 
-def _causes(error: BaseException) -> Iterator[BaseException]:
-    """`error` and what it wraps (urllib's `reason`, requests' and urllib3's chains)."""
-    seen: set[int] = set()
-    pending = [error]
-    while pending:
-        current = pending.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        linked = [getattr(current, "reason", None), current.__cause__, current.__context__, *current.args[:1]]
-        pending.extend(item for item in linked if isinstance(item, BaseException))
-
-
-# Errors only connecting can raise: nothing was sent.
-_CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
-
-
-def failure_from_exception(error: BaseException, timeout: float) -> RemoteFailure | None:
-    """Classify an exception raised by urllib or requests; None if it is not a transport failure."""
-    if isinstance(error, RemoteFailure):
-        return error
-    if isinstance(error, urllib.error.HTTPError):
-        return http_failure(error.code, first_line(error.read() or b""))
-    causes = list(_causes(error))
-    # Failures while connecting happen before anything was sent: those alone are retried.
-    unsent = any(isinstance(c, (NewConnectionError, ConnectTimeoutError, requests.ConnectTimeout)) for c in causes)
-    if isinstance(error, requests.Timeout) or any(isinstance(c, TimeoutError) for c in causes):
-        return RemoteFailure(f"no reply within {timeout:g} s", retryable=unsent, reached=False)
-    for cause in causes:
-        if isinstance(cause, http.client.RemoteDisconnected):
-            return RemoteFailure("connection closed without a reply", retryable=False, reached=False)
-        if isinstance(cause, socket.gaierror):
-            return RemoteFailure(f"unknown host ({cause.strerror})", retryable=True, reached=False)
-        if isinstance(cause, OSError) and cause.errno is not None:
-            reason = "connection refused" if cause.errno == errno.ECONNREFUSED else os.strerror(cause.errno).lower()
-            return RemoteFailure(reason, retryable=unsent or cause.errno in _CONNECT_ERRNOS, reached=False)
-    if isinstance(error, (OSError, http.client.HTTPException, requests.RequestException)):
-        return RemoteFailure(first_line(str(error)) or type(error).__name__, retryable=unsent, reached=False)
-    return None
-
-
 def call_with_retries(
     request: Callable[[], T],
     *,
@@ -145,20 +96,16 @@ def call_with_retries(
 ) -> T:
     """Run `request` until it succeeds, fails for good, or the retries are spent.
 
-    `service` names the server in messages ("SPARQL endpoint"). Exceptions
-    that are not transport failures (and KBError) pass through unchanged.
+    `service` names the server in messages ("SPARQL endpoint"). Only
+    RemoteFailure is a transport failure; anything else passes through unchanged.
     """
     attempt = 0
     while True:
         attempt += 1
         try:
             return request()
-        except KBError:
-            raise
-        except Exception as error:  # classified below; anything else is re-raised
-            failure = failure_from_exception(error, policy.timeout)
-            if failure is None:
-                raise
+        except RemoteFailure as error:  # the client classifies every transport failure (coqa.kb.backends.http_client)
+            failure = error
         if not failure.retryable or attempt > policy.retries:
             raise (KBError if failure.reached else KBUnreachable)(_message(failure, service, url, attempt)) from None
         delay = policy.backoff * 2 ** (attempt - 1)
