@@ -152,7 +152,11 @@ def _kept_as_it_is(token: Token) -> bool:
     return token.kind == IRI and "\\" not in content and content.startswith((NAME_BASE, _W3C))
 
 
-def _rewrite_iri(token: Token) -> str:
+@lru_cache(maxsize=1 << 16)
+def standard_reference(token: Token) -> str:
+    """The standard-SPARQL form of one IRI reference or bare name token, as
+    `to_standard_sparql` writes it (cached: a
+    run's queries name the same entities and predicates again and again)."""
     if _kept_as_it_is(token):
         return token.text
     return f"<{name_to_iri(token.text[1:-1])}>"
@@ -189,7 +193,7 @@ def to_standard_sparql(query: str) -> str:
     (unless the engine would read it as an IRI: then it is rewritten as one).
     Comments are dropped, so the engine reads no text the tokenizer did not.
     """
-    return _map_iris(query, _rewrite_iri)
+    return _map_iris(query, standard_reference)
 
 
 def _map_iris(query: str, rewrite: Callable[[Token], str]) -> str:

@@ -90,8 +90,10 @@ def is_reference(token: Token) -> bool:
 _SERVICE = re.compile(r"service", re.I)
 
 
-def _names_service(kind: str | None, text: str) -> bool:
-    return kind == WORD and not text.startswith(("?", "$")) and _SERVICE.search(text) is not None
+def names_service(token: Token) -> bool:
+    """True for a word token that holds SERVICE in any case (also inside a
+    prefixed name or a longer word), not a variable."""
+    return token.kind == WORD and not token.text.startswith(("?", "$")) and _SERVICE.search(token.text) is not None
 
 
 def structure_text(query: str) -> tuple[str, bool]:
@@ -106,7 +108,7 @@ def structure_text(query: str) -> tuple[str, bool]:
         kind, text = match.lastgroup, match.group(0)
         if kind == WORD or kind == PUNCT or kind is None:
             parts.append(text)
-            service = service or _names_service(kind, text)
+            service = service or (kind == WORD and names_service(Token(WORD, text)))
         else:
             parts.append(" ")
     return "".join(parts), service

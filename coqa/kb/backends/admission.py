@@ -4,8 +4,10 @@ Every backend calls `admit` (the embedded store `admit_prepared`) first, so
 the same rule holds for the embedded store, SPARQL endpoints and gStore, and
 nothing leaves the process that was not checked:
 
-1. Size and shape bounds, checked on the text before any parser sees it and
-   again on every rewritten text a backend sends (`check_rewritten`): the
+1. Size and shape bounds, checked on the text before any parser sees it,
+   in the same pass as the name codec's rewrite into standard SPARQL
+   (`standard_text`, which keeps the structure), and again on every further
+   rewrite a backend makes of it (`check_rewritten`): the
    SPARQL parser and query planner recurse, and deeply nested or very long
    queries overflow their stack (a segfault, not an exception) or take
    seconds to plan. The bounds are far above any CCKS gold query or query
@@ -40,8 +42,8 @@ from functools import lru_cache
 import pyoxigraph as ox
 
 from coqa.kb.base import KBError
-from coqa.kb.names import to_standard_sparql
-from coqa.kb.sparql_text import structure_text
+from coqa.kb.names import standard_reference
+from coqa.kb.sparql_text import COMMENT, IRI, Token, is_reference, names_service, structure_text, tokens
 
 MAX_QUERY_CHARS = 10_000
 # A rewritten text may be longer than its query: a name's non-ASCII
@@ -91,9 +93,7 @@ def admit_prepared(query: str, store: ox.Store) -> tuple[AdmittedQuery, ox.Query
     prepared results (lazy solutions of a SELECT, the answer of an ASK), which
     the caller must read or drop on this thread. OSError from `store` passes
     through."""
-    check_bounds(query)
-    standard = to_standard_sparql(query)
-    check_rewritten(standard)
+    standard = standard_text(query)
     try:
         prepared = store.query(standard)
     except SyntaxError as error:
@@ -115,10 +115,58 @@ def check_bounds(
 ) -> None:
     """KBError when `query` exceeds the size, nesting, UNION or pattern
     bounds, or holds the SERVICE keyword."""
-    if len(query) > max_chars:
-        raise KBError(f"the query is too long: {len(query):,} characters (at most {max_chars:,})")
+    _check_length(query, max_chars)
     # Strings, IRIs, names and comments replaced by a space: their content is not structure.
     structure, service = structure_text(query)
+    _check_structure(structure, service, max_patterns, max_unions)
+
+
+def standard_text(query: str) -> str:
+    """`check_bounds(query)`, then its standard-SPARQL text
+    (`to_standard_sparql`), checked as `check_rewritten` would check it; in
+    one pass over the tokens. The rewrite changes only IRI references and
+    names, each into one IRI reference (`_standard_reference` makes sure),
+    and drops comments, which end at a line end or the end of the text, so
+    its structure is the query's own; and it makes a text at most 8 times
+    as long (`<x>` becomes a 24-character IRI), within MAX_REWRITTEN_CHARS.
+    Every query any backend runs passes here, and tokenizing it three times
+    was a tenth of a question's time on the embedded store."""
+    _check_length(query, MAX_QUERY_CHARS)
+    structure: list[str] = []
+    standard: list[str] = []
+    service = False
+    for token in tokens(query):
+        if token.is_structure:
+            structure.append(token.text)
+            standard.append(token.text)
+            service = service or names_service(token)
+        else:
+            structure.append(" ")
+            if is_reference(token):
+                standard.append(_standard_reference(token))
+            elif token.kind != COMMENT:
+                standard.append(token.text)
+    _check_structure("".join(structure), service, MAX_TRIPLE_PATTERNS, MAX_UNIONS)
+    return "".join(standard)
+
+
+@lru_cache(maxsize=1 << 16)
+def _standard_reference(token: Token) -> str:
+    """`standard_reference(token)`, made sure to read as one IRI reference."""
+    rewritten = standard_reference(token)
+    if list(tokens(rewritten)) != [Token(IRI, rewritten)]:
+        raise KBError(f"a name does not rewrite into one IRI: {token.text[:80]}")
+    return rewritten
+
+
+def _check_length(text: str, max_chars: int) -> None:
+    if len(text) > max_chars:
+        raise KBError(f"the query is too long: {len(text):,} characters (at most {max_chars:,})")
+
+
+def _check_structure(structure: str, service: bool, max_patterns: int, max_unions: int) -> None:
+    """KBError when the query's structure (`structure_text`) holds SERVICE or
+    exceeds the nesting, UNION or pattern bounds."""
     if service:
         raise KBError("SERVICE is refused: coqa queries only its own knowledge base")
     depth = deepest = 0
