@@ -198,3 +198,16 @@ def test_a_server_that_is_down_is_named_as_such(browser: WebDriver, tmp_path: Pa
         browser.find_element(By.ID, "dbqa-rank").click()
         assert wait_for_error(browser).startswith("cannot reach the coqa server")
         assert not browser.find_element(By.ID, "dbqa-result").is_displayed()
+
+
+def test_the_ranking_fits_a_phone_screen(browser: WebDriver, server: RunningServer, screenshots: Path) -> None:
+    browser.set_window_size(390, 1400)
+    try:
+        open_dbqa_tab(browser, server.url)
+        fill(browser, QUESTION, PASSAGE)
+        browser.find_element(By.ID, "dbqa-rank").click()
+        assert len(wait_for_ranking(browser)) == 5
+        assert browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 0
+        browser.save_screenshot(str(screenshots / "dbqa-phone.png"))
+    finally:
+        browser.set_window_size(1200, 1800)

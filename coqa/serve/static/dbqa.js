@@ -14,7 +14,7 @@ function dbqaRequest() {
 }
 
 function rankedRow(item, rank) {
-  const row = element("tr", rank === 1 ? { class: "best", "aria-label": "best sentence" } : {});
+  const row = element("tr", rank === 1 ? { class: "best" } : {});
   row.append(
     element("td", {}, String(rank)),
     element("td", { class: "position" }, String(item.index + 1)),
@@ -28,7 +28,7 @@ function renderRanked(result) {
   const body = $("#dbqa-ranked tbody");
   body.replaceChildren(...result.ranked.map((item, position) => rankedRow(item, position + 1)));
   $("#dbqa-result").hidden = false;
-  $("#dbqa-status").textContent = `${result.ranked.length} sentences, best first (sentence #: its place in the passage)`;
+  $("#dbqa-status").textContent = `${result.ranked.length} sentences, best first (place: where the sentence stands in the passage)`;
 }
 
 async function rankSentences() {
