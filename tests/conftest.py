@@ -121,6 +121,18 @@ def _no_coqa_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where browser tests save what the page showed: $COQA_SCREENSHOT_DIR, else
+    `screenshots0/` in pytest's temporary directory (read before the COQA_
+    variables are hidden from each test)."""
+    configured = os.environ.get("COQA_SCREENSHOT_DIR")
+    if configured:
+        Path(configured).mkdir(parents=True, exist_ok=True)
+        return Path(configured)
+    return tmp_path_factory.mktemp("screenshots", numbered=True)
+
+
+@pytest.fixture(scope="session")
 def kb_store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store directory (`coqa load` layout) holding the demo KB plus FIXTURE_FACTS."""
     store_dir = tmp_path_factory.mktemp("kb") / "store"

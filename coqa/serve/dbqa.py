@@ -85,8 +85,12 @@ def add_dbqa_routes(app: FastAPI, error_replies: dict) -> None:
 
     @app.post("/dbqa/rank", response_model=RankResult, responses=error_replies, summary="Rank a passage's sentences for a question")
     def rank_sentences(body: RankRequest) -> RankResult:
-        """NLPCC DBQA: the passage's sentences (or the given ones) scored by the shipped model, best first."""
+        """NLPCC DBQA: the passage's sentences (or the given ones) scored by the shipped model, best first
+        (422 when there is no sentence to rank)."""
         sentences = split_sentences(body.passage) if body.passage is not None else list(body.sentences or [])
+        if not sentences:
+            source = "passage: empty or blank" if body.passage is not None else "sentences: empty list"
+            raise HTTPException(422, f"{source}, no sentence to rank")
         if len(sentences) > MAX_SENTENCES:
             raise HTTPException(422, f"passage: {len(sentences)} sentences, more than the {MAX_SENTENCES} ranked at once")
         return rank(body.question, sentences)

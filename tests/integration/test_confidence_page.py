@@ -3,7 +3,6 @@ headless Chromium (skipped without Debian's chromium and chromium-driver)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Iterator
 
@@ -12,20 +11,18 @@ import requests
 
 pytest.importorskip("selenium", reason="the browser tests need selenium: pip install -e '.[browser-test]'")
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from coqa.explanation import LOW_CONFIDENCE  # noqa: E402
 from coqa.kb.demo import DEMO_QUESTIONS  # noqa: E402
+from coqa.testing.chromium import chromium_missing, headless_chromium  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 from tests.integration.cli_run import clean_environment  # noqa: E402
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WAIT = 60
-pytestmark = pytest.mark.skipif(not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)), reason="no chromium or chromedriver")
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +34,8 @@ def server(demo_store: str, demo_model: Path, tmp_path_factory: pytest.TempPathF
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1800"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(WAIT)
-    yield driver
-    driver.quit()
+    with headless_chromium() as driver:
+        yield driver
 
 
 def test_the_page_shows_the_confidence_and_marks_a_low_one(browser: WebDriver, server: RunningServer) -> None:

@@ -53,6 +53,8 @@ def test_given_sentences_score_as_the_passage_does(server):
         ({"question": "长江有多长？"}, "either passage"),
         ({"question": "长江有多长？", "passage": "长江。", "sentences": ["长江。"]}, "either passage"),
         ({"question": "  ", "passage": "长江。"}, "must not be blank"),
+        ({"question": "长江有多长？", "passage": " \n "}, "no sentence"),
+        ({"question": "长江有多长？", "sentences": []}, "no sentence"),
         ({"question": "长江有多长？", "passage": "长江。" * (MAX_SENTENCES + 1)}, "more than the"),
         ({"question": "长江有多长？", "passage": "长" * 20_001}, "passage"),
         ({"question": "长江有多长？", "passage": "长江。", "top": 3}, "top"),

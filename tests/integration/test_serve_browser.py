@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Iterator
 
@@ -18,26 +17,19 @@ import pytest
 pytest.importorskip("fastapi", reason="coqa serve needs the serve extra: pip install -e '.[serve]'")
 pytest.importorskip("selenium", reason="the browser tests need selenium: pip install -e '.[browser-test]'")
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from coqa.testing.chromium import chromium_missing, headless_chromium  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 WAIT = 60
 
-if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-    pytest.skip(
-        f"no {CHROMIUM} or {CHROMEDRIVER}: install Debian's packages with `apt-get install chromium chromium-driver "
-        "fonts-noto-cjk` (.ci/run does)",
-        allow_module_level=True,
-    )
+if reason := chromium_missing():
+    pytest.skip(reason, allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -51,24 +43,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 
 @pytest.fixture(scope="module")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    configured = os.environ.get("COQA_SCREENSHOT_DIR")
-    if configured:
-        Path(configured).mkdir(parents=True, exist_ok=True)
-        return Path(configured)
-    return tmp_path_factory.mktemp("screenshots", numbered=True)
-
-
-@pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1800", "--lang=zh-CN"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(WAIT)
-    yield driver
-    driver.quit()
+    with headless_chromium(lang="zh-CN") as driver:
+        yield driver
 
 
 def open_page(browser: WebDriver, server: RunningServer) -> None:
