@@ -50,6 +50,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+# The modules of the serve extra (pyproject.toml), by import name.
+SERVE_EXTRA = ("fastapi", "uvicorn", "fastapi_offline")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         return fail("--workers must be at least 1", 2)
@@ -61,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         from coqa.serve.app import ServeOptions
         from coqa.serve.server import run as serve
     except ImportError as error:
-        return fail(f"coqa serve needs the serve extra ({error.name} is missing): pip install 'coqa[serve]'")
+        if (error.name or "").split(".")[0] in SERVE_EXTRA:
+            return fail(f"coqa serve needs the serve extra ({error.name} is missing): pip install 'coqa[serve]'")
+        return fail(f"coqa is not fully installed ({error.name} is missing): install coqa again with pip")
     settings = settings_from_args(args)
     serve(settings, ServeOptions(args.workers, args.sparql_rows, args.sparql_timeout, args.sparql_memory), args.host, args.port)
     return 0
