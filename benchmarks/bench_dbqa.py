@@ -1,14 +1,11 @@
 """Speed of NLPCC DBQA: sentences scored per second and training time.
 
-    python benchmarks/bench_dbqa.py ../shared/data/nlpcc-dbqa/train.txt [--runs 3] [--model DIR] \
-        [--lexicon-text ../shared/data/nlpcc-kbqa/nlpcc-kbqa-kb.txt --lexicon-text ../shared/data/nlpcc-kbqa/train.txt]
+    python benchmarks/bench_dbqa.py ../shared/data/nlpcc-dbqa/train.txt [--runs 3] [--model DIR]
 
 Scoring: every question of FILE scored with the model (features and LightGBM,
 as `coqa answer --task nlpcc-dbqa` does; the shipped model by default), after
 one warm-up question (the segmenter's dictionary loads once per process).
-Training: `train_model` on FILE (must be labelled) with the texts of the
-`--lexicon-text` files, as `coqa train --task nlpcc-dbqa` does (reading them
-is timed too). `--no-training` skips it. Each is run `--runs`
+Training: `train_model` on FILE (must be labelled). Each is run `--runs`
 times; the median is printed with the machine's load.
 """
 
@@ -20,7 +17,6 @@ import time
 
 from benchutil import machine_load
 
-from coqa.dbqa.corpus import read_lexicon_text
 from coqa.dbqa.model import DbqaModel
 from coqa.dbqa.reading import read_dbqa
 from coqa.dbqa.scoring import score_file, score_question
@@ -33,8 +29,6 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--model", help="model folder (default: the shipped DBQA model)")
     parser.add_argument("--repair-labels", action="store_true")
-    parser.add_argument("--lexicon-text", metavar="FILE", action="append", help="as `coqa train --lexicon-text`")
-    parser.add_argument("--no-training", action="store_true", help="measure scoring only")
     args = parser.parse_args()
     print(machine_load())
     source = read_dbqa(args.file, repair_labels=args.repair_labels)
@@ -48,12 +42,11 @@ def main() -> None:
         rates.append(len(scores) / (time.perf_counter() - started))
     print(f"scoring: {source.lines} sentences of {len(source.questions)} questions; "
           f"median {statistics.median(rates):,.0f} sentences/s (runs: {', '.join(f'{r:,.0f}' for r in rates)})")
-    if source.labelled and not args.no_training:
+    if source.labelled:
         seconds = []
         for _ in range(args.runs):
             started = time.perf_counter()
-            lexicon_text = [text for path in args.lexicon_text or () for text in read_lexicon_text(path)]
-            train_model(source, lexicon_text=lexicon_text)
+            train_model(source)
             seconds.append(time.perf_counter() - started)
         print(f"training: median {statistics.median(seconds):.1f} s (runs: {', '.join(f'{s:.1f}' for s in seconds)})")
     print(machine_load())

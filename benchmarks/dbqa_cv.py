@@ -22,11 +22,11 @@ import argparse
 import time
 from dataclasses import replace
 
+from coqa.dbqa.features import document_features
 from coqa.dbqa.ranker import DBQA_BOOSTER
 from coqa.dbqa.reading import read_dbqa
 from coqa.dbqa.scoring import mean_scores
-from coqa.dbqa.corpus import read_lexicon_text
-from coqa.dbqa.training import cross_validate, fit_lexicon, fit_questions, question_rows, segment_questions, segment_texts
+from coqa.dbqa.training import cross_validate, fit_questions
 from coqa.evaluation.metrics import DbqaScores, nlpcc_dbqa_scores
 
 
@@ -40,42 +40,37 @@ def main() -> None:
     parser.add_argument("--num-leaves", type=int, default=DBQA_BOOSTER.num_leaves)
     parser.add_argument("--min-data-in-leaf", type=int, default=DBQA_BOOSTER.min_data_in_leaf)
     parser.add_argument("--objective", choices=("lambdarank", "binary"), default=DBQA_BOOSTER.objective)
-    parser.add_argument("--lexicon-text", metavar="FILE", action="append", help="text the lexicon learns from besides the training folds")
     parser.add_argument("--baseline", action="store_true", help="character overlap only, no model")
     parser.add_argument("--shift", action="store_true", help="train on the high-overlap two thirds, score the low-overlap third")
     args = parser.parse_args()
     source = read_dbqa(args.train_file)
-    lexicon_text = [text for path in args.lexicon_text or () for text in read_lexicon_text(path)]
-    extra = segment_texts(lexicon_text)
-    settings = replace(
-        DBQA_BOOSTER,
-        objective=args.objective,
-        rounds=args.rounds,
-        learning_rate=args.learning_rate,
-        num_leaves=args.num_leaves,
-        min_data_in_leaf=args.min_data_in_leaf,
-    )
     started = time.perf_counter()
-    segmented = segment_questions(source.questions)
-    print(f"settings: {settings}, {args.folds} folds, seed {args.seed}, lexicon text: {len(lexicon_text)} texts")
     if args.baseline:
-        rows = question_rows(segmented, fit_lexicon(segmented, range(len(segmented))))
-        groups = [([row["char_overlap"] for row in doc], q.labels) for doc, q in zip(rows, source.questions)]
+        groups = [
+            ([row["char_overlap"] for row in document_features(q.question, q.sentences)], q.labels) for q in source.questions
+        ]
         folds = [nlpcc_dbqa_scores(groups)]
         print("baseline: character overlap of the question's content characters, all questions")
     elif args.shift:
-        # The split reads the character overlap only, which no lexicon changes.
-        rows = question_rows(segmented, fit_lexicon(segmented, range(len(segmented))))
+        rows = [document_features(q.question, q.sentences) for q in source.questions]
         overlap = [max((row["char_overlap"] for row in doc), default=0.0) for doc in rows]
         order = sorted(range(len(rows)), key=lambda i: (overlap[i], i))
         hard = order[: len(order) // 3]
         easy = sorted(order[len(order) // 3 :])
-        rows = question_rows(segmented, fit_lexicon(segmented, easy, extra))
-        ranker = fit_questions(source.questions, rows, easy, settings, args.seed)
+        ranker = fit_questions(source.questions, rows, easy, DBQA_BOOSTER, args.seed)
         folds = [nlpcc_dbqa_scores([(ranker.score(rows[i]), source.questions[i].labels) for i in sorted(hard)])]
         print(f"shift: trained on the {len(easy)} questions whose documents overlap most, scored on the other {len(hard)}")
     else:
-        folds = cross_validate(source, args.folds, args.seed, settings, lexicon_text)
+        settings = replace(
+            DBQA_BOOSTER,
+            objective=args.objective,
+            rounds=args.rounds,
+            learning_rate=args.learning_rate,
+            num_leaves=args.num_leaves,
+            min_data_in_leaf=args.min_data_in_leaf,
+        )
+        print(f"settings: {settings}, {args.folds} folds, seed {args.seed}")
+        folds = cross_validate(source, args.folds, args.seed, settings)
     for number, scores in enumerate(folds, start=1):
         print(f"fold {number}: {line(scores)}")
     print(f"mean:   {line(mean_scores(folds))}")

@@ -131,11 +131,6 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="another labelled question file (NLPCC or CCKS format) whose wording of its gold predicates "
         "the ranker learns from (turns on ranking.relation_evidence; its digest is kept in meta.json)",
     )  # fmt: skip
-    train.add_argument(
-        "--lexicon-text", metavar="FILE", action="append",
-        help="nlpcc-dbqa: an NLPCC KBQA knowledge base or question file whose text the DBQA lexicon "
-        "(word IDF and vectors) learns from besides the training file; may be repeated",
-    )  # fmt: skip
     add_progress_option(train)
     add_kb_options(train)
     dbqa_commands.add_task_options(train)
@@ -288,8 +283,6 @@ def run_train(args: argparse.Namespace) -> int:
 
     if dbqa_commands.wants_dbqa(args, args.train_file):
         return dbqa_commands.run_train(args)
-    if args.lexicon_text:
-        return fail("--lexicon-text is for --task nlpcc-dbqa training", 2)
     settings = settings_from_args(args)
     try:
         questions = read_gold_questions(args.train_file)

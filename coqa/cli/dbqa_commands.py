@@ -76,7 +76,6 @@ def _load_model(args: argparse.Namespace) -> DbqaModel:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train a DBQA model on a labelled file into the folder `args.output`."""
-    from coqa.dbqa.corpus import read_lexicon_text
     from coqa.dbqa.model import DbqaModelError
     from coqa.dbqa.training import train_model
 
@@ -84,8 +83,7 @@ def run_train(args: argparse.Namespace) -> int:
         source = _read(args, args.train_file)
         if args.limit:
             source.questions = source.questions[: args.limit]
-        lexicon_text = [text for path in args.lexicon_text or () for text in read_lexicon_text(path)]
-        model, summary = train_model(source, seed=args.seed or 0, lexicon_text=lexicon_text)
+        model, summary = train_model(source, seed=args.seed or 0)
         model.save(args.output)
     except (DatasetError, DbqaModelError) as error:
         return fail(str(error), 2)

@@ -23,8 +23,6 @@ from coqa.dbqa.answer_types import (
     question_type,
     sentence_values,
 )
-from coqa.dbqa.lexicon import Lexicon
-from coqa.dbqa.similarity import LEXICON_FEATURE_NAMES, lexicon_features
 from coqa.dbqa.text import INTERROGATIVES, Segmented, ngrams, segment
 
 BM25_K1 = 1.2
@@ -71,18 +69,17 @@ FEATURE_NAMES: tuple[str, ...] = (
     "question_length",
     "question_type",
     "type_fit",
-) + VALUE_FEATURES + LEXICON_FEATURE_NAMES
+) + VALUE_FEATURES
 
 
-def document_features(question: str, sentences: Sequence[str], lexicon: Lexicon) -> list[dict[str, float]]:
-    """One feature row per sentence of the question's document, in order
-    (`lexicon`: what the model learnt about words from its training text)."""
+def document_features(question: str, sentences: Sequence[str]) -> list[dict[str, float]]:
+    """One feature row per sentence of the question's document, in order."""
     asked = segment(question)
     segmented = [segment(sentence) for sentence in sentences]
-    return features_of_segmented(asked, segmented, lexicon)
+    return features_of_segmented(asked, segmented)
 
 
-def features_of_segmented(asked: Segmented, document: Sequence[Segmented], lexicon: Lexicon) -> list[dict[str, float]]:
+def features_of_segmented(asked: Segmented, document: Sequence[Segmented]) -> list[dict[str, float]]:
     """`document_features` over text already segmented."""
     words = list(dict.fromkeys(asked.content_words))
     core = "".join(words)
@@ -121,8 +118,6 @@ def features_of_segmented(asked: Segmented, document: Sequence[Segmented], lexic
     for index, row in enumerate(rows):
         row["previous_idf_overlap"] = rows[index - 1]["idf_overlap"] if index > 0 else -1.0
         row["next_idf_overlap"] = rows[index + 1]["idf_overlap"] if index + 1 < count else -1.0
-    for row, learnt in zip(rows, lexicon_features(lexicon, asked, document)):
-        row.update(learnt)
     return rows
 
 

@@ -4,8 +4,6 @@
                  feature names, the settings it was trained with, training
                  data digest, figures, and the sha256 of every part
     ranker.txt   LightGBM text model of the sentence ranker
-    lexicon.json the words of the training text with their IDF (coqa.dbqa.lexicon)
-    vectors.npy  their vectors (float16, read without pickle)
 
 No pickle. Loading refuses, in one line, a folder that is not a DBQA model
 (a KBQA model, another format version, other features) and any part whose
@@ -22,13 +20,12 @@ import lightgbm
 
 from coqa import __version__
 from coqa.dbqa.features import FEATURE_NAMES
-from coqa.dbqa.lexicon import Lexicon
 from coqa.dbqa.ranker import SentenceRanker
 from coqa.model_folder import check_part_digests, read_meta_file, write_model_folder
 from coqa.resources import package_path
 
 TASK = "nlpcc-dbqa"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 1
 DEFAULT_DBQA_MODEL = package_path("models", "dbqa")
 RETRAIN = "retrain with `coqa train --task nlpcc-dbqa TRAIN_FILE -o MODEL_DIR`"
 
@@ -39,10 +36,9 @@ class DbqaModelError(ValueError):
 
 @dataclass
 class DbqaModel:
-    """The trained sentence ranker, the lexicon its features read, and what meta.json says about them."""
+    """The trained sentence ranker and what meta.json says about it."""
 
     ranker: SentenceRanker
-    lexicon: Lexicon
     settings: dict[str, Any]
     training_data_digest: str
     figures: dict[str, Any] = field(default_factory=dict)
@@ -63,7 +59,7 @@ class DbqaModel:
     def save(self, path: str | Path) -> None:
         """Write the model folder (written beside `path` first, then moved in;
         an existing folder at `path` is replaced only if it is a model folder)."""
-        write_model_folder(Path(path), lambda folder: self.ranker.save(folder) + self.lexicon.save(folder), self.meta, DbqaModelError)
+        write_model_folder(Path(path), self.ranker.save, self.meta, DbqaModelError)
 
     @staticmethod
     def load(path: str | Path | None = None) -> "DbqaModel":
@@ -72,10 +68,9 @@ class DbqaModel:
         meta = read_meta(path)
         try:
             ranker = SentenceRanker.load(path)
-            lexicon = Lexicon.load(path)
-        except (OSError, ValueError, KeyError, TypeError, lightgbm.basic.LightGBMError) as error:
+        except (OSError, ValueError, lightgbm.basic.LightGBMError) as error:
             raise DbqaModelError(f"the model at {path} cannot be read ({error}); {RETRAIN}") from None
-        return DbqaModel(ranker, lexicon, meta["settings"], meta["training_data_digest"], meta.get("figures", {}))
+        return DbqaModel(ranker, meta["settings"], meta["training_data_digest"], meta.get("figures", {}))
 
 
 def read_meta(path: Path) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def score_question(model: DbqaModel, question: str, sentences: Sequence[str]) ->
     """One score per sentence of the question's document (higher: more likely to answer it)."""
     if not sentences:
         return []
-    return model.ranker.score(document_features(question, sentences, model.lexicon))
+    return model.ranker.score(document_features(question, sentences))
 
 
 def score_file(model: DbqaModel, source: DbqaFile) -> list[float]:
@@ -48,7 +48,7 @@ def score_questions(model: DbqaModel, questions: Sequence[DbqaQuestion]) -> list
     scored: list[list[float]] = []
     for start in range(0, len(questions), BATCH_QUESTIONS):
         batch = questions[start : start + BATCH_QUESTIONS]
-        rows = [document_features(question.question, question.sentences, model.lexicon) for question in batch]
+        rows = [document_features(question.question, question.sentences) for question in batch]
         flat = model.ranker.score([row for question_rows in rows for row in question_rows])
         offset = 0
         for question_rows in rows:

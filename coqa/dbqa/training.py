@@ -13,17 +13,11 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from coqa.config import BoosterSettings
-from coqa.dbqa.corpus import texts_digest
-from coqa.dbqa.features import features_of_segmented
-from coqa.dbqa.lexicon import Lexicon
+from coqa.dbqa.features import document_features
 from coqa.dbqa.model import DbqaModel
 from coqa.dbqa.ranker import DBQA_BOOSTER, SentenceRanker
 from coqa.dbqa.reading import DbqaFile, DbqaFormatError, DbqaQuestion
-from coqa.dbqa.text import Segmented, segment
 from coqa.evaluation.metrics import DbqaScores, nlpcc_dbqa_scores
-
-# A question segmented, with its document's sentences segmented.
-SegmentedQuestion = tuple[Segmented, list[Segmented]]
 
 
 @dataclass(frozen=True)
@@ -35,24 +29,17 @@ class TrainingSummary:
     seconds: float
 
 
-def train_model(
-    source: DbqaFile, seed: int = 0, settings: BoosterSettings = DBQA_BOOSTER, lexicon_text: Sequence[str] = ()
-) -> tuple[DbqaModel, TrainingSummary]:
-    """A model trained on every question of a labelled file, its lexicon
-    learnt from the file's text and `lexicon_text` (coqa.dbqa.corpus);
-    DbqaFormatError when the file has no labels or no positive sentence."""
+def train_model(source: DbqaFile, seed: int = 0, settings: BoosterSettings = DBQA_BOOSTER) -> tuple[DbqaModel, TrainingSummary]:
+    """A model trained on every question of a labelled file; DbqaFormatError
+    when the file has no labels or no positive sentence."""
     started = time.perf_counter()
     if not source.labelled:
         raise DbqaFormatError(f"{source.path} has no labels (question<TAB>sentence lines): training needs labelled lines")
     positives = sum(sum(question.labels) for question in source.questions)
     if not positives:
         raise DbqaFormatError(f"{source.path} has no sentence labelled 1: nothing to learn from")
-    segmented = segment_questions(source.questions)
-    everything = range(len(source.questions))
-    extra = segment_texts(lexicon_text)
-    lexicon = fit_lexicon(segmented, everything, extra)
-    rows = question_rows(segmented, lexicon)
-    ranker = fit_questions(source.questions, rows, everything, settings, seed)
+    rows = [document_features(question.question, question.sentences) for question in source.questions]
+    ranker = fit_questions(source.questions, rows, range(len(source.questions)), settings, seed)
     figures = {
         "questions": len(source.questions),
         "sentences": source.lines,
@@ -60,41 +47,12 @@ def train_model(
         "questions_without_positive": sum(1 for question in source.questions if not any(question.labels)),
         "repaired_labels": len(source.repairs),
     }
-    recorded = {"booster": asdict(settings), "seed": seed, "lexicon_text_digest": texts_digest(lexicon_text), "lexicon_words": len(lexicon.index)}
-    model = DbqaModel(ranker, lexicon, recorded, source.digest(), figures)
+    recorded = {"booster": asdict(settings), "seed": seed}
+    model = DbqaModel(ranker, recorded, source.digest(), figures)
     summary = TrainingSummary(
         figures["questions"], figures["sentences"], positives, figures["questions_without_positive"], time.perf_counter() - started
     )
     return model, summary
-
-
-def segment_questions(questions: Sequence[DbqaQuestion]) -> list[SegmentedQuestion]:
-    """Each question and its sentences segmented (coqa.dbqa.text.segment)."""
-    return [(segment(question.question), [segment(sentence) for sentence in question.sentences]) for question in questions]
-
-
-def segment_texts(texts: Sequence[str]) -> list[Segmented]:
-    """Texts segmented, each distinct text once, in order."""
-    return [segment(text) for text in dict.fromkeys(texts)]
-
-
-def fit_lexicon(segmented: Sequence[SegmentedQuestion], chosen: Sequence[int], extra: Sequence[Segmented] = ()) -> Lexicon:
-    """The lexicon of the questions at the indices `chosen` (their texts and
-    their documents' sentences) and the `extra` texts, each distinct text
-    once, in order."""
-    texts: dict[str, Segmented] = {}
-    for i in chosen:
-        asked, document = segmented[i]
-        for text in (asked, *document):
-            texts.setdefault(text.text, text)
-    for text in extra:
-        texts.setdefault(text.text, text)
-    return Lexicon.fit(list(texts.values()))
-
-
-def question_rows(segmented: Sequence[SegmentedQuestion], lexicon: Lexicon) -> list[list[dict[str, float]]]:
-    """The feature rows of each question's sentences."""
-    return [features_of_segmented(asked, document, lexicon) for asked, document in segmented]
 
 
 def fit_questions(
@@ -112,15 +70,14 @@ def fit_questions(
 
 
 def cross_validate(
-    source: DbqaFile, folds: int = 5, seed: int = 0, settings: BoosterSettings = DBQA_BOOSTER, lexicon_text: Sequence[str] = ()
+    source: DbqaFile, folds: int = 5, seed: int = 0, settings: BoosterSettings = DBQA_BOOSTER
 ) -> list[DbqaScores]:
     """The scores of each of `folds` held-out folds of questions (questions
     dealt to folds in a seeded shuffled order), each scored by a model
-    trained on the other folds (its lexicon too: learnt from their text only)."""
+    trained on the other folds."""
     if folds < 2 or folds > len(source.questions):
         raise ValueError(f"cross-validation needs between 2 and {len(source.questions)} folds, not {folds}")
-    segmented = segment_questions(source.questions)
-    extra = segment_texts(lexicon_text)
+    rows = [document_features(question.question, question.sentences) for question in source.questions]
     order = list(range(len(source.questions)))
     random.Random(seed).shuffle(order)
     fold_of = {question: position % folds for position, question in enumerate(order)}
@@ -128,7 +85,6 @@ def cross_validate(
     for fold in range(folds):
         held_out = [i for i in range(len(order)) if fold_of[i] == fold]
         trained = [i for i in range(len(order)) if fold_of[i] != fold]
-        rows = question_rows(segmented, fit_lexicon(segmented, trained, extra))
         ranker = fit_questions(source.questions, rows, trained, settings, seed)
         groups = [(ranker.score(rows[i]), source.questions[i].labels) for i in held_out]
         results.append(nlpcc_dbqa_scores(groups))

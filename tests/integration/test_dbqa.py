@@ -1,7 +1,6 @@
 """NLPCC DBQA on the shared data: the shipped model is what `coqa train`
-makes from train.txt (with the NLPCC KBQA knowledge base and training
-questions as lexicon text), byte for byte, and it ranks the dev file's
-sentences. Skipped when ../shared/data/nlpcc-dbqa or nlpcc-kbqa is absent."""
+makes from train.txt, byte for byte, and it ranks the dev file's sentences.
+Skipped when ../shared/data/nlpcc-dbqa is absent."""
 
 from __future__ import annotations
 
@@ -14,16 +13,11 @@ from coqa.dbqa.model import DEFAULT_DBQA_MODEL
 from coqa.dbqa.reading import DbqaFormatError, read_dbqa
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "nlpcc-dbqa"
-KBQA = DATA.parent / "nlpcc-kbqa"
-LEXICON_TEXT = [KBQA / "nlpcc-kbqa-kb.txt", KBQA / "train.txt"]
-pytestmark = pytest.mark.skipif(
-    not all(path.is_file() for path in [DATA / "train.txt", *LEXICON_TEXT]), reason=f"{DATA} or {KBQA} is absent"
-)
+pytestmark = pytest.mark.skipif(not (DATA / "train.txt").is_file(), reason=f"{DATA} is absent")
 
 
 def test_the_shipped_model_is_what_train_makes(tmp_path, capsys):
-    lexicon_text = [argument for path in LEXICON_TEXT for argument in ("--lexicon-text", str(path))]
-    assert main(["train", "--task", "nlpcc-dbqa", str(DATA / "train.txt"), *lexicon_text, "-o", str(tmp_path / "model")]) == 0
+    assert main(["train", "--task", "nlpcc-dbqa", str(DATA / "train.txt"), "-o", str(tmp_path / "model")]) == 0
     assert "trained on 878 questions, 18494 sentences" in capsys.readouterr().out
     shipped = sorted(path.name for path in DEFAULT_DBQA_MODEL.iterdir())
     assert sorted(path.name for path in (tmp_path / "model").iterdir()) == shipped

@@ -11,7 +11,6 @@ import pytest
 
 from coqa.dbqa.answer_types import TYPE_NAMES, fits, question_type, sentence_values
 from coqa.dbqa.features import FEATURE_NAMES, document_features
-from coqa.dbqa.lexicon import Lexicon
 from coqa.dbqa.text import normalise, segment, split_sentences
 
 DOCUMENT = [
@@ -20,8 +19,6 @@ DOCUMENT = [
     "长江流经青海、西藏、四川等省区。",
     "黄河是中国第二长河。",
 ]
-# A lexicon learnt from the document itself: the features only need one to read.
-LEXICON = Lexicon.fit([segment(sentence) for sentence in DOCUMENT])
 
 
 @pytest.mark.parametrize(
@@ -61,14 +58,14 @@ def test_normalise_folds_full_width_and_space():
 
 
 def test_rows_have_exactly_the_feature_names_in_order():
-    rows = document_features("长江有多长？", DOCUMENT, LEXICON)
+    rows = document_features("长江有多长？", DOCUMENT)
     assert len(rows) == len(DOCUMENT)
     assert all(row.keys() == set(FEATURE_NAMES) for row in rows)
     assert all(isinstance(value, float) for row in rows for value in row.values())
 
 
 def test_the_answer_sentence_stands_out():
-    rows = document_features("长江全长多少公里？", DOCUMENT, LEXICON)
+    rows = document_features("长江全长多少公里？", DOCUMENT)
     answer, unrelated = rows[1], rows[3]
     assert answer["idf_overlap"] == max(row["idf_overlap"] for row in rows)
     assert answer["idf_overlap_gap"] == 0.0 and answer["idf_overlap_rank"] == 0.0
@@ -80,7 +77,7 @@ def test_the_answer_sentence_stands_out():
 
 
 def test_position_length_and_neighbours():
-    rows = document_features("长江流经哪些省区？", DOCUMENT, LEXICON)
+    rows = document_features("长江流经哪些省区？", DOCUMENT)
     assert [row["position"] for row in rows] == [0.0, 1.0, 2.0, 3.0]
     assert rows[0]["position_share"] == 0.0 and rows[-1]["position_share"] == 1.0
     assert rows[0]["previous_idf_overlap"] == -1.0 and rows[-1]["next_idf_overlap"] == -1.0
@@ -90,22 +87,21 @@ def test_position_length_and_neighbours():
 
 
 def test_a_definition_sentence_is_marked():
-    rows = document_features("数独是什么？", ["数独是一种数字填充游戏。", "玩家需要逻辑思维。"], LEXICON)
+    rows = document_features("数独是什么？", ["数独是一种数字填充游戏。", "玩家需要逻辑思维。"])
     assert rows[0]["defines_subject"] == 1.0 and rows[1]["defines_subject"] == 0.0
 
 
 def test_empty_and_odd_inputs_do_not_fail():
-    assert document_features("？？", ["", "。。。"], LEXICON)[0]["char_overlap"] == 0.0
-    assert document_features("长江", [], LEXICON) == []
+    assert document_features("？？", ["", "。。。"])[0]["char_overlap"] == 0.0
+    assert document_features("长江", []) == []
     long_sentence = "长江" * 5000
-    assert document_features("长江有多长？", [long_sentence], LEXICON)[0]["length"] == 1000.0
+    assert document_features("长江有多长？", [long_sentence])[0]["length"] == 1000.0
 
 
 def test_rows_do_not_depend_on_the_hash_seed():
     program = (
-        "import json, sys; from coqa.dbqa.features import document_features; from coqa.dbqa.lexicon import Lexicon; "
-        f"from coqa.dbqa.text import segment; lexicon = Lexicon.fit([segment(s) for s in {DOCUMENT!r}]); "
-        f"print(json.dumps(document_features('长江全长多少公里？', {DOCUMENT!r}, lexicon)))"
+        "import json, sys; from coqa.dbqa.features import document_features; "
+        f"print(json.dumps(document_features('长江全长多少公里？', {DOCUMENT!r})))"
     )
     outputs = set()
     for seed in ("1", "2", "12345"):
@@ -117,9 +113,9 @@ def test_rows_do_not_depend_on_the_hash_seed():
 
 
 def test_slot_context_is_the_words_beside_the_interrogative():
-    rows = document_features("红楼梦的作者是谁？", ["红楼梦的作者是曹雪芹。", "红楼梦是一部小说。"], LEXICON)
+    rows = document_features("红楼梦的作者是谁？", ["红楼梦的作者是曹雪芹。", "红楼梦是一部小说。"])
     assert rows[0]["slot_context"] == 1.0 and rows[1]["slot_context"] == 0.0
-    assert document_features("长江", ["长江很长。"], LEXICON)[0]["slot_context"] == -1.0  # no interrogative
+    assert document_features("长江", ["长江很长。"])[0]["slot_context"] == -1.0  # no interrogative
 
 
 def test_split_sentences():

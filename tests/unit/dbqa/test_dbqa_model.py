@@ -38,13 +38,13 @@ def test_trained_model_ranks_and_reloads_with_the_same_scores(labelled_file, tra
     assert evaluate(loaded, source).overall.map == 1.0
     meta = json.loads((trained / META_FILE).read_text(encoding="utf-8"))
     assert meta["task"] == "nlpcc-dbqa" and meta["training_data_digest"] == source.digest()
-    assert set(meta["parts"]) == {"ranker.txt", "lexicon.json", "vectors.npy"}
+    assert set(meta["parts"]) == {"ranker.txt"}
 
 
 def test_training_twice_gives_the_same_bytes(labelled_file, tmp_path, trained):
     model, _ = train_model(read_dbqa(labelled_file), settings=SMALL)
     model.save(tmp_path / "again")
-    for name in ("meta.json", "ranker.txt", "lexicon.json", "vectors.npy"):
+    for name in ("meta.json", "ranker.txt"):
         assert (tmp_path / "again" / name).read_bytes() == (trained / name).read_bytes()
 
 
@@ -52,13 +52,6 @@ def test_a_changed_part_is_refused_before_lightgbm_reads_it(trained):
     part = trained / "ranker.txt"
     part.write_bytes(part.read_bytes().replace(b"num_leaves", b"num_leafs", 1))
     with pytest.raises(DbqaModelError, match="ranker.txt is damaged or not this model.s part"):
-        DbqaModel.load(trained)
-
-
-def test_changed_vectors_are_refused_before_numpy_reads_them(trained):
-    part = trained / "vectors.npy"
-    part.write_bytes(part.read_bytes()[:-2] + b"\x00\x3c")
-    with pytest.raises(DbqaModelError, match="vectors.npy is damaged or not this model.s part"):
         DbqaModel.load(trained)
 
 
