@@ -13,7 +13,8 @@ question's content characters found in the sentence (no training).
 `--shift` trains on the two thirds of the questions whose documents overlap
 most with them (the best sentence's character overlap; no label is used to
 split) and scores the third that overlaps least: a proxy, within the training
-file, for a test set that is harder for lexical features than the training set.
+file, for a test set that is harder for lexical features than the training set
+(the LightGBM options apply to it too).
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ def main() -> None:
     parser.add_argument("--shift", action="store_true", help="train on the high-overlap two thirds, score the low-overlap third")
     args = parser.parse_args()
     source = read_dbqa(args.train_file)
+    settings = replace(
+        DBQA_BOOSTER,
+        objective=args.objective,
+        rounds=args.rounds,
+        learning_rate=args.learning_rate,
+        num_leaves=args.num_leaves,
+        min_data_in_leaf=args.min_data_in_leaf,
+    )
+    print(f"settings: {settings}, {args.folds} folds, seed {args.seed}")
     started = time.perf_counter()
     if args.baseline:
         groups = [
@@ -57,19 +67,10 @@ def main() -> None:
         order = sorted(range(len(rows)), key=lambda i: (overlap[i], i))
         hard = order[: len(order) // 3]
         easy = sorted(order[len(order) // 3 :])
-        ranker = fit_questions(source.questions, rows, easy, DBQA_BOOSTER, args.seed)
+        ranker = fit_questions(source.questions, rows, easy, settings, args.seed)
         folds = [nlpcc_dbqa_scores([(ranker.score(rows[i]), source.questions[i].labels) for i in sorted(hard)])]
         print(f"shift: trained on the {len(easy)} questions whose documents overlap most, scored on the other {len(hard)}")
     else:
-        settings = replace(
-            DBQA_BOOSTER,
-            objective=args.objective,
-            rounds=args.rounds,
-            learning_rate=args.learning_rate,
-            num_leaves=args.num_leaves,
-            min_data_in_leaf=args.min_data_in_leaf,
-        )
-        print(f"settings: {settings}, {args.folds} folds, seed {args.seed}")
         folds = cross_validate(source, args.folds, args.seed, settings)
     for number, scores in enumerate(folds, start=1):
         print(f"fold {number}: {line(scores)}")
