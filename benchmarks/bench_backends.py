@@ -19,8 +19,11 @@ root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name en
 query for the question that asked only (kb_cache_seconds 0 under `coqa
 serve`; what coqa did with remote engines before rows were kept for a run),
 one ending in `/serial` sends a question's queries one at a time (the chains
-of a question's nodes otherwise go to a server side by side), e.g.
-`--backends embedded,gstore,gstore/per-question,gstore/serial`.
+of a question's nodes otherwise go to a server side by side), one ending in
+`/per-node` sends each linked node's lookups (predicates counted around it)
+as a query of its own, as coqa did before they were read for all nodes of a
+question in one query, e.g.
+`--backends embedded,gstore,gstore/per-question,gstore/serial,gstore/per-node`.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
 PER_QUESTION = "/per-question"
 SERIAL = "/serial"
+PER_NODE = "/per-node"
+VARIANTS = (PER_QUESTION, SERIAL, PER_NODE)
 
 
 class Rows(NamedTuple):
@@ -125,7 +130,9 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
 
 def _server(name: str) -> str:
     """The backend a variant runs on."""
-    return name.removesuffix(PER_QUESTION).removesuffix(SERIAL)
+    for variant in VARIANTS:
+        name = name.removesuffix(variant)
+    return name
 
 
 def main() -> None:
@@ -152,6 +159,8 @@ def main() -> None:
             pipelines[name] = Pipeline(
                 counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans, lifetime  # type: ignore[arg-type]
             )
+            if name.endswith(PER_NODE):
+                pipelines[name].generator.reader.nodes_per_query = 1
         outcomes: dict[str, list] = {name: [] for name in names}
         queries: dict[str, list[dict[str, Rows | None]]] = {name: [] for name in names}
         started = time.perf_counter()
