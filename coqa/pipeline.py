@@ -116,7 +116,7 @@ class Pipeline:
         self.settings = settings
         self.generator = QueryGenerator(self.kb, templates, settings.query_generation)
         self.name_variants = NameVariants.build(index) if settings.linking.name_variants else None
-        self.linker = EntityLinker(self.kb, templates, model.linker, settings.linking) if model else None
+        self.linker = EntityLinker(self.kb, templates, model.linker, settings.linking, self.generator.reader.reads) if model else None
         self.ranker = QueryRanker(model.ranker, settings.ranking) if model else None
 
     @classmethod
