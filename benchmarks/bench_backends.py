@@ -205,7 +205,7 @@ def report_differences(
         ]
         print(f"{name}: answers differ from {names[0]} on {len(differ)} questions {[questions[i].number for i in differ]}")
         only_cut = 0
-        for index in differ:
+        for shown, index in enumerate(differ):
             base_queries, my_queries = queries[names[0]][index], queries[name][index]
             differing = [
                 (text, base_queries[text], rows)
@@ -213,7 +213,7 @@ def report_differences(
                 if text in base_queries and (base_queries[text] and base_queries[text].distinct) != (rows and rows.distinct)
             ]
             only_cut += bool(differing) and all(cut_by_limit(text, base) for text, base, _ in differing)
-            if index >= show:
+            if shown >= show:
                 continue
             print(f"  question {questions[index].number}: {questions[index].question}")
             for text, base, rows in differing:

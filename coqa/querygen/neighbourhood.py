@@ -106,8 +106,9 @@ class NeighbourhoodReader:
         """The rows of lookup `name` (a template of one node `{{e}}`) for each
         of `nodes`, read `nodes_per_query` nodes a query through its batched
         template (`coqa.shapes.BATCHED_BY_LOOKUP`, a VALUES block over the nodes) and
-        split back per node: the rows each node's own query gives. Through a
-        result cache each node's rows are kept as its own query's result."""
+        split back per node: the rows each node's own query gives (entities
+        and literals in separate queries). Through a result cache each node's
+        rows are kept as its own query's result."""
         single, batched = self.templates[name], self.templates[BATCHED_BY_LOOKUP[name]]
 
         def single_for(node: Term) -> str:
@@ -116,15 +117,19 @@ class NeighbourhoodReader:
         def batched_for(chunk: Sequence[Term]) -> str:
             return batched.render({"entities": chunk})
 
-        unique = list(dict.fromkeys(nodes))
-        if isinstance(self.kb, CachedKnowledgeBase):
-            return self.kb.select_split(batched_for, unique, single_for, projected=True, per_query=self.nodes_per_query)
         rows: dict[Term, list[tuple[Term | None, ...]]] = {}
-        for chunk in (unique[start : start + self.nodes_per_query] for start in range(0, len(unique), self.nodes_per_query)):
-            if len(chunk) == 1:
-                rows[chunk[0]] = self.kb.select(single_for(chunk[0])).rows
-            else:
-                rows.update(split_rows(self.kb.select(batched_for(chunk)).rows, chunk, projected=True))
+        # Entities and literals never share a query: Virtuoso 7.2.5 answers `VALUES ?e { <a> "b" } ?s ?p ?e`
+        # for the literal only.
+        for kind in (False, True):
+            unique = [node for node in dict.fromkeys(nodes) if node.is_literal is kind]
+            if isinstance(self.kb, CachedKnowledgeBase):
+                rows.update(self.kb.select_split(batched_for, unique, single_for, projected=True, per_query=self.nodes_per_query))
+                continue
+            for chunk in (unique[start : start + self.nodes_per_query] for start in range(0, len(unique), self.nodes_per_query)):
+                if len(chunk) == 1:
+                    rows[chunk[0]] = self.kb.select(single_for(chunk[0])).rows
+                else:
+                    rows.update(split_rows(self.kb.select(batched_for(chunk)).rows, chunk, projected=True))
         return rows
 
     def predicate_counts(self, name: str, nodes: Sequence[Term]) -> dict[Term, dict[str, int]]:

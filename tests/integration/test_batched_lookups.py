@@ -64,7 +64,7 @@ def test_rows_split_per_node_are_each_nodes_own_lookup(engine: KnowledgeBase, lo
     reader = NeighbourhoodReader(counting, templates, default_settings().query_generation, nodes_per_query=4)
     split = reader.rows_per_node(lookup, [*nodes, nodes[0]])  # a node named twice is asked once
     assert {node: sorted(rows) for node, rows in split.items()} == own
-    assert counting.sent == -(-len(nodes) // 4)
+    assert counting.sent == -(-len(ENTITIES) // 4) + (lookup == DISCOVER_IN)  # entities and literals apart
 
 
 @pytest.mark.parametrize("lookup", sorted(BATCHED_BY_LOOKUP))
@@ -79,8 +79,8 @@ def test_split_rows_are_kept_as_each_nodes_own_lookup(engine: KnowledgeBase, loo
     for node in nodes[:3]:
         assert cached.select(templates[lookup].render({"e": node})).rows == first[node]
     assert counting.sent == 1
-    again = reader.rows_per_node(lookup, nodes)  # three kept, the others in one query
-    assert counting.sent == 2
+    again = reader.rows_per_node(lookup, nodes)  # three kept, the other entities in one query, the literals in another
+    assert counting.sent == 2 + (lookup == DISCOVER_IN)
     assert {node: sorted(rows) for node, rows in again.items()} == {
         node: sorted(engine.select(templates[lookup].render({"e": node})).rows) for node in nodes
     }

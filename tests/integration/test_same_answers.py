@@ -132,11 +132,13 @@ def test_batched_lookups_split_per_node_give_each_nodes_own_rows_on_four_engines
     engines: tuple[OxigraphStore, dict[str, KnowledgeBase]],
 ) -> None:
     """The lookups of several nodes in one query (BATCHED_BY_LOOKUP), split back
-    per node, give each node the rows of its own lookup on every engine."""
+    per node, give each node the rows of its own lookup on every engine, for
+    entities and literals alike."""
     embedded, remotes = engines
     templates = load_templates(QUERIES_DIR)
     entities = list(dict.fromkeys(e for q in read_ccks(BENCH_DIR / "dev.txt") for e in parse_query(q.sparql).entities()))
-    nodes = [Term.entity(name.strip("<>")) for name in entities[:GENERATION_ENTITIES]]
+    literals = [row[0] for row in embedded.select('SELECT DISTINCT ?o WHERE { ?s <类别> ?o . FILTER(isLiteral(?o)) } LIMIT 5').rows]
+    nodes = [t for t in literals if t is not None] + [Term.entity(name.strip("<>")) for name in entities[:GENERATION_ENTITIES]]
     differ: dict[str, list[str]] = {}
     for name, kb in {"embedded": embedded, **remotes}.items():
         reader = NeighbourhoodReader(kb, templates, default_settings().query_generation)
