@@ -41,8 +41,11 @@ from coqa.querygen.combinations import PAIR_SHAPES, count_variants, star_candida
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings) -> None:
-        self.reader = NeighbourhoodReader(kb, templates, limits)
+    def __init__(
+        self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings, nodes_per_query: int = 1
+    ) -> None:
+        """`nodes_per_query`: linked nodes whose predicates are counted in one query (`NeighbourhoodReader`)."""
+        self.reader = NeighbourhoodReader(kb, templates, limits, nodes_per_query)
         self.limits = limits
 
     def close(self) -> None:

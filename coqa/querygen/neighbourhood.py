@@ -24,11 +24,6 @@ from coqa.querygen.relevance import most_relevant, within_budget
 _Task = TypeVar("_Task")
 _Result = TypeVar("_Result")
 
-# Nodes per query of a batched lookup (`rows_per_node`): a question links at
-# most a handful (one_hop_nodes), the hops of its stars a few more; gStore's
-# time grows with the VALUES block, which it gets as a UNION.
-NODES_PER_QUERY = 8
-
 
 @dataclass
 class Neighbourhood:
@@ -69,12 +64,12 @@ class NeighbourhoodReader:
     once (`parallel_queries`), in a bounded pool (`side_by_side`)."""
 
     def __init__(
-        self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings, nodes_per_query: int = NODES_PER_QUERY
+        self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings, nodes_per_query: int = 1
     ) -> None:
         self.kb = kb
         self.templates = templates
         self.limits = limits
-        self.nodes_per_query = nodes_per_query  # 1: each node's own lookup (what coqa sent before batching)
+        self.nodes_per_query = nodes_per_query  # 1: each node's own lookup
         self.reads = SideBySide(kb)
 
     def close(self) -> None:

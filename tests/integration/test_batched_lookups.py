@@ -8,6 +8,7 @@ and Virtuoso too: tests/integration/test_same_answers.py.)"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
@@ -73,7 +74,7 @@ def test_split_rows_are_kept_as_each_nodes_own_lookup(engine: KnowledgeBase, loo
     nodes = nodes_of(lookup)
     counting = CountingKnowledgeBase(engine)
     cached = CachedKnowledgeBase(counting, max_rows=10_000)
-    reader = NeighbourhoodReader(cached, templates, default_settings().query_generation)
+    reader = NeighbourhoodReader(cached, templates, default_settings().query_generation, nodes_per_query=8)
     first = reader.rows_per_node(lookup, nodes[:3])
     assert counting.sent == 1
     for node in nodes[:3]:
@@ -87,15 +88,16 @@ def test_split_rows_are_kept_as_each_nodes_own_lookup(engine: KnowledgeBase, loo
 
 
 def test_query_generation_reads_the_same_neighbourhoods_in_fewer_queries(kb_store_dir: Path) -> None:
-    """Batched lookups against one lookup per node (what coqa sent before):
-    the same candidates, cuts and answers, fewer queries."""
+    """Batched lookups (kb_nodes_per_query 8) against one lookup per node (the
+    default): the same candidates, cuts and answers, fewer queries."""
     per_node = Pipeline.from_settings(load_settings(flags={"store": str(kb_store_dir)}))
+    batched = replace(per_node.settings, kb_nodes_per_query=8)
     counted = {name: CountingKnowledgeBase(OxigraphStore(kb_store_dir / STORE_SUBDIR)) for name in ("per node", "batched")}
     pipelines = {
-        name: Pipeline(kb, per_node.index, per_node.model, per_node.templates, per_node.settings)  # type: ignore[arg-type]
+        name: Pipeline(kb, per_node.index, per_node.model, per_node.templates, batched if name == "batched" else per_node.settings)  # type: ignore[arg-type]
         for name, kb in counted.items()
     }
-    pipelines["per node"].generator.reader.nodes_per_query = 1
+    assert pipelines["per node"].generator.reader.nodes_per_query == 1
     try:
         for question in QUESTIONS:
             one, other = (pipelines[name].analyse(question) for name in ("per node", "batched"))

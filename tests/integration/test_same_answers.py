@@ -141,7 +141,7 @@ def test_batched_lookups_split_per_node_give_each_nodes_own_rows_on_four_engines
     nodes = [t for t in literals if t is not None] + [Term.entity(name.strip("<>")) for name in entities[:GENERATION_ENTITIES]]
     differ: dict[str, list[str]] = {}
     for name, kb in {"embedded": embedded, **remotes}.items():
-        reader = NeighbourhoodReader(kb, templates, default_settings().query_generation)
+        reader = NeighbourhoodReader(kb, templates, default_settings().query_generation, nodes_per_query=8)
         for lookup in BATCHED_BY_LOOKUP:
             split = reader.rows_per_node(lookup, nodes)
             for node in nodes:
