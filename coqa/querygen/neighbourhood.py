@@ -30,7 +30,7 @@ class Neighbourhood:
     """The expanded predicates around a node, most relevant first: predicate ->
     its answers (empty when it has more than answers_per_predicate) and
     predicate -> how many there are in all. Filled once by
-    `NeighbourhoodReader.neighbourhood`, then only read."""
+    `NeighbourhoodReader.neighbourhoods`, then only read."""
 
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
