@@ -19,8 +19,10 @@ root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name en
 query for the question that asked only (kb_cache_seconds 0 under `coqa
 serve`; what coqa did with remote engines before rows were kept for a run),
 one ending in `/serial` sends a question's queries one at a time (the chains
-of a question's nodes otherwise go to a server side by side), e.g.
-`--backends embedded,gstore,gstore/per-question,gstore/serial`.
+of a question's nodes otherwise go to a server side by side), one ending in
+`/batched` counts the predicates around up to 8 linked nodes in one query
+(kb_nodes_per_query 8; default: a query per node), e.g.
+`--backends embedded,gstore,gstore/per-question,gstore/serial,gstore/batched`.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
 PER_QUESTION = "/per-question"
 SERIAL = "/serial"
+BATCHED = "/batched"
+VARIANTS = (PER_QUESTION, SERIAL, BATCHED)
 
 
 class Rows(NamedTuple):
@@ -125,7 +129,9 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
 
 def _server(name: str) -> str:
     """The backend a variant runs on."""
-    return name.removesuffix(PER_QUESTION).removesuffix(SERIAL)
+    for variant in VARIANTS:
+        name = name.removesuffix(variant)
+    return name
 
 
 def main() -> None:
@@ -145,7 +151,8 @@ def main() -> None:
         pipelines: dict[str, Pipeline] = {}
         counters: dict[str, CountingKB] = {}
         for name in names:
-            opened = Pipeline.from_settings(load_settings(flags=flags[name]))
+            nodes_per_query = {"kb_nodes_per_query": 8} if name.endswith(BATCHED) else {}
+            opened = Pipeline.from_settings(load_settings(flags={**flags[name], **nodes_per_query}))
             # Under the pipeline's result cache: the queries sent.
             counters[name] = CountingKB(opened.kb.kb, 1 if name.endswith(SERIAL) else None)
             lifetime = 0.0 if name.endswith(PER_QUESTION) else None
@@ -196,7 +203,7 @@ def report_differences(
         ]
         print(f"{name}: answers differ from {names[0]} on {len(differ)} questions {[questions[i].number for i in differ]}")
         only_cut = 0
-        for index in differ:
+        for shown, index in enumerate(differ):
             base_queries, my_queries = queries[names[0]][index], queries[name][index]
             differing = [
                 (text, base_queries[text], rows)
@@ -204,7 +211,7 @@ def report_differences(
                 if text in base_queries and (base_queries[text] and base_queries[text].distinct) != (rows and rows.distinct)
             ]
             only_cut += bool(differing) and all(cut_by_limit(text, base) for text, base, _ in differing)
-            if index >= show:
+            if shown >= show:
                 continue
             print(f"  question {questions[index].number}: {questions[index].question}")
             for text, base, rows in differing:

@@ -78,6 +78,8 @@ class Settings:
     # run of answer/eval/train; by `coqa serve` for kb_cache_seconds (0: for the question that asked only).
     kb_cache_rows: int
     kb_cache_seconds: float
+    # Linked nodes per query counting the predicates around them (1: a query per node).
+    kb_nodes_per_query: int
     hanlp: bool
     log_level: str
     query_generation: QueryGenerationSettings
@@ -99,6 +101,8 @@ class Settings:
             raise ConfigError(f"{source}: query_generation.shapes names unknown shapes {', '.join(unknown)} (known: {', '.join(SHAPE_NAMES)})")
         if not 0.0 <= settings.min_confidence <= 1.0:
             raise ConfigError(f"{source}: min_confidence must be in [0, 1], not {settings.min_confidence}")
+        if settings.kb_nodes_per_query < 1:
+            raise ConfigError(f"{source}: kb_nodes_per_query must be at least 1, not {settings.kb_nodes_per_query}")
         if settings.linking.min_mention_length < 1:
             raise ConfigError(f"{source}: linking.min_mention_length must be at least 1")
         for booster in (settings.training.linker, settings.training.ranker):

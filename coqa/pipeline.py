@@ -114,9 +114,9 @@ class Pipeline:
             except ConfigError as error:
                 raise ModelError(f"the model's recorded settings cannot be used ({error}); retrain with `coqa train`") from None
         self.settings = settings
-        self.generator = QueryGenerator(self.kb, templates, settings.query_generation)
+        self.generator = QueryGenerator(self.kb, templates, settings.query_generation, settings.kb_nodes_per_query)
         self.name_variants = NameVariants.build(index) if settings.linking.name_variants else None
-        self.linker = EntityLinker(self.kb, templates, model.linker, settings.linking) if model else None
+        self.linker = EntityLinker(self.kb, templates, model.linker, settings.linking, self.generator.reader.reads) if model else None
         self.ranker = QueryRanker(model.ranker, settings.ranking) if model else None
 
     @classmethod

@@ -112,6 +112,10 @@ ENTITY_TYPES = "types"
 ENTITY_PREDICATES = "predicates_around"
 IN_DEGREE = "in_degree"
 LOOKUPS = (DISCOVER_OUT, DISCOVER_IN, EXPAND_OUT, EXPAND_IN, ENTITY_DEGREE, ENTITY_TYPES, ENTITY_PREDICATES, IN_DEGREE)
+# Lookups of one node `{{e}}` read for several nodes at once (`VALUES ?e { {{entities}} }`, ?e first): the rows of
+# one node are those of its own lookup, so candidates do not depend on these templates, and a model does not
+# record them (coqa.templates.template_digest).
+BATCHED_BY_LOOKUP = {DISCOVER_OUT: "discover_out_nodes", DISCOVER_IN: "discover_in_nodes"}
 
 
 def shapes_of(family: str) -> tuple[Shape, ...]:
@@ -122,7 +126,7 @@ def shapes_of(family: str) -> tuple[Shape, ...]:
 def template_names() -> set[str]:
     """Every template file stem the registry expects in coqa/queries/."""
     discovery = {name for shape in SHAPES for name in (shape.discovery, shape.fetch) if name}
-    return {shape.name for shape in SHAPES} | discovery | set(LOOKUPS)
+    return {shape.name for shape in SHAPES} | discovery | set(LOOKUPS) | set(BATCHED_BY_LOOKUP.values())
 
 
 def shape_features(shape: Shape) -> dict[str, float]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from coqa.kb.names import Term, sparql_name, sparql_string
-from coqa.shapes import template_names
+from coqa.shapes import BATCHED_BY_LOOKUP, template_names
 
 class TemplateError(ValueError):
     """Templates that cannot be used: none found, or not those the shape registry names."""
@@ -81,8 +81,12 @@ def load_templates(directory: str | Path) -> dict[str, Template]:
 
 def template_digest(templates: Mapping[str, Template]) -> str:
     """SHA-256 over the templates' names and texts (comments excluded): a model
-    records it, and a model trained with other templates is refused."""
+    records it, and a model trained with other templates is refused. The
+    batched lookups (`coqa.shapes.BATCHED_BY_LOOKUP`) are left out: split per
+    node they give the rows of the lookups they batch (tests/integration/
+    test_batched_lookups.py), so no candidate depends on them."""
     digest = hashlib.sha256()
-    for name in sorted(templates):
+    batched = set(BATCHED_BY_LOOKUP.values())
+    for name in sorted(templates.keys() - batched):
         digest.update(f"{name}\n{templates[name].text}\n\0".encode("utf-8"))
     return digest.hexdigest()

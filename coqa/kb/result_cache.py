@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import defaultdict
 from typing import Callable, Sequence
 
-from coqa.kb.base import KnowledgeBase, QueryResult
+from coqa.kb.base import KBError, KnowledgeBase, QueryResult
 from coqa.kb.names import Term
 
 # A result larger than this share of the budget is not kept: one hub's rows must not flush the rest.
@@ -96,22 +95,47 @@ class CachedKnowledgeBase:
         whose rows serve one question only is sent `query_for(values)`."""
         if not self.across_questions:
             return self.kb.select(query_for(values)).rows
-        alone = {value: query_for([value]) for value in values}
+        parts = self.select_split(query_for, values, lambda value: query_for([value]), projected=False)
+        return [row for value in values for row in parts[value]]
+
+    def select_split(
+        self,
+        batched: Callable[[Sequence[Term]], str],
+        values: Sequence[Term],
+        single: Callable[[Term], str],
+        projected: bool,
+        per_query: int = 0,
+    ) -> dict[Term, list[tuple[Term | None, ...]]]:
+        """The rows of `single(value)` for each of `values`, read with as few
+        queries as the kept rows allow: `batched(missing)` is a query whose
+        first variable takes each missing value (a VALUES block) and whose rows
+        of one value are those of `single(value)`, with that first column too
+        when the single query has it (`projected` False) or without it
+        (`projected` True: the single query names the value as a constant).
+        The rows of each value are kept as the result of `single(value)` (for
+        as long as the cache keeps rows), so a later query asking it alone or
+        beside others finds them. The missing values are asked `per_query` at a
+        time (0: all in one query); a single one with its own query when the
+        single query does not name the value in a column (`projected`)."""
         parts: dict[Term, list[tuple[Term | None, ...]]] = {}
+        alone = {value: single(value) for value in values}
         for value in values:
-            kept = self._kept(alone[value])
+            kept = self._kept(alone[value]) if self.max_rows > 0 else None
             if kept is not None:
                 parts[value] = kept.rows
-        missing = [value for value in values if value not in parts]
-        if missing:
-            result = self.kb.select(query_for(missing))
-            by_value: dict[Term | None, list[tuple[Term | None, ...]]] = defaultdict(list)
-            for row in result.rows:
-                by_value[row[0]].append(row)
-            for value in missing:
-                parts[value] = by_value.get(value, [])
-                self._keep(alone[value], QueryResult(list(result.variables), parts[value]))
-        return [row for value in values for row in parts[value]]
+        missing = [value for value in dict.fromkeys(values) if value not in parts]
+        size = per_query or max(len(missing), 1)
+        for chunk in (missing[start : start + size] for start in range(0, len(missing), size)):
+            if len(chunk) == 1 and projected:
+                parts[chunk[0]] = self.select(alone[chunk[0]]).rows
+                continue
+            result = self.kb.select(batched(chunk))
+            variables = result.variables[1:] if projected else list(result.variables)
+            for value, rows in split_rows(result.rows, chunk, projected).items():
+                parts[value] = rows
+                if self.max_rows > 0:
+                    self._keep(alone[value], QueryResult(variables, rows))
+        return parts
 
     def _kept(self, query: str) -> QueryResult | None:
         """The kept rows of `query`, now the most recently used; None when
@@ -148,3 +172,20 @@ class CachedKnowledgeBase:
 def _size(result: QueryResult) -> int:
     """The room a result takes in the budget: its rows, and one for the entry (an empty result takes room too)."""
     return len(result.rows) + 1
+
+
+def split_rows(
+    rows: Sequence[tuple[Term | None, ...]], values: Sequence[Term], projected: bool
+) -> dict[Term, list[tuple[Term | None, ...]]]:
+    """The rows of a query over several `values` (its first column), grouped
+    by value: every value gets its list (empty when it has no row), in row
+    order, without the first column when `projected`. KBError for a row
+    whose first column is none of the values: an engine that answered
+    another value than asked would otherwise lose rows unseen."""
+    parts: dict[Term, list[tuple[Term | None, ...]]] = {value: [] for value in values}
+    for row in rows:
+        part = parts.get(row[0]) if row[0] is not None else None
+        if part is None:
+            raise KBError(f"a query over several values answered for {row[0]}, which it was not asked about")
+        part.append(row[1:] if projected else row)
+    return parts

@@ -34,6 +34,7 @@ from coqa.kb.names import Term
 from coqa.kb.mention_index import LITERAL, MENTION, NAME
 from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions.detection import Mention
+from coqa.kb.side_by_side import SideBySide
 from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES, IN_DEGREE
 from coqa.templates import Template
 
@@ -99,12 +100,21 @@ class EntityLinker:
     and scores them with its trained part."""
 
     def __init__(
-        self, kb: KnowledgeBase, templates: Mapping[str, Template], model: LinkerModel, settings: LinkingSettings
+        self,
+        kb: KnowledgeBase,
+        templates: Mapping[str, Template],
+        model: LinkerModel,
+        settings: LinkingSettings,
+        reads: SideBySide | None = None,
     ) -> None:
+        """`reads`: where the degrees of a question's entities are read side by
+        side (the pool of query generation, where the knowledge base takes
+        several queries at once); none: one after the other."""
         self.kb = kb
         self.templates = templates
         self.model = model
         self.settings = settings
+        self.reads = reads
 
     def link(self, text: str, mentions: Sequence[Mention]) -> Linking:
         """Candidates, scores and linked nodes for the mentions of the normalized question."""
@@ -180,10 +190,8 @@ class EntityLinker:
         types: dict[Term, set[str]] = defaultdict(set)
         around: dict[Term, set[str]] = defaultdict(set)  # the characters of the predicates around an entity
         if entities:
-            for entity in entities:
-                for (count,) in self.kb.select(self.templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_COUNTED})).rows:
-                    if count is not None:
-                        degrees[entity] = float(count.value)
+            counted = self.reads.map(self._degree, entities) if self.reads is not None else list(map(self._degree, entities))
+            degrees.update((entity, count) for entity, count in zip(entities, counted) if count is not None)
             for typed, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
                 if typed is not None and type_term is not None:
                     types[typed].add(base_name(type_term.value))
@@ -219,6 +227,12 @@ class EntityLinker:
                     "t_where_place": cues["cue_where"] * is_place,
                 }
             )
+
+    def _degree(self, entity: Term) -> float | None:
+        """The entity's edges, counted up to DEGREE_COUNTED (None: no count row)."""
+        rows = self.kb.select(self.templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_COUNTED})).rows
+        counts = [float(count.value) for (count,) in rows if count is not None]
+        return counts[-1] if counts else None
 
     def _arriving_hubs(self, entities: Sequence[Term]) -> set[Term]:
         """The entities with at least DEGREE_COUNTED edges arriving (a country,

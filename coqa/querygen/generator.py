@@ -20,9 +20,8 @@ explanation.
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations, permutations
-from typing import Callable, Iterable, Mapping, Sequence, TypeVar, cast
+from typing import Callable, Iterable, Mapping, Sequence, cast
 
 from coqa.querygen.settings import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
@@ -38,23 +37,20 @@ from coqa.querygen.relevance import PredicateAssociation, first_hops_within, mos
 from coqa.querygen.neighbourhood import Neighbourhood, NeighbourhoodReader
 from coqa.querygen.combinations import PAIR_SHAPES, count_variants, star_candidates, star3_candidates
 
-_Task = TypeVar("_Task")
-_Result = TypeVar("_Result")
-
 
 class QueryGenerator:
     """Builds candidate queries for linked nodes by asking the knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings) -> None:
-        self.reader = NeighbourhoodReader(kb, templates, limits)
+    def __init__(
+        self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings, nodes_per_query: int = 1
+    ) -> None:
+        """`nodes_per_query`: linked nodes whose predicates are counted in one query (`NeighbourhoodReader`)."""
+        self.reader = NeighbourhoodReader(kb, templates, limits, nodes_per_query)
         self.limits = limits
-        parallel = getattr(kb, "parallel_queries", 1)
-        self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="coqa-kb") if parallel > 1 else None
 
     def close(self) -> None:
-        """Stop the pool of threads the chains of a question are read in, if there is one."""
-        if self._pool is not None:
-            self._pool.shutdown()
+        """Stop the pool of threads a question's reads go side by side in, if there is one."""
+        self.reader.close()
 
     def generate(
         self, nodes: list[LinkedNode], question: str = "", count_question: bool = False, association: PredicateAssociation | None = None
@@ -75,7 +71,7 @@ class QueryGenerator:
             if node.surface not in relevance:
                 relevance[node.surface] = node_relevance(question, node.surface, association)
         hoods: dict[Term, Neighbourhood] = {}
-        for node, (hood, node_cuts) in zip(top, self._side_by_side(lambda node: self._neighbourhood(node, relevance), top)):
+        for node, (hood, node_cuts) in zip(top, self.reader.neighbourhoods(top, lambda node: relevance[node.surface])):
             hoods[node.term] = hood
             cuts.extend(node_cuts)
         candidates: list[Candidate] = []
@@ -122,7 +118,7 @@ class QueryGenerator:
     def _all_chains(self, nodes: Sequence[LinkedNode], hoods: Mapping[Term, Neighbourhood], cuts: list[CapCut]) -> list[Candidate]:
         """The chains of every node and chain shape. Each (node, shape) reads
         the store on its own, so they run side by side where the knowledge base
-        takes several queries at once (`_side_by_side`); candidates and cuts
+        takes several queries at once (`NeighbourhoodReader.side_by_side`); candidates and cuts
         come in (node, shape) order either way."""
         work = [
             (node, shape)
@@ -136,24 +132,10 @@ class QueryGenerator:
             return list(self._chains(task[0], hoods[task[0].term], task[1], shape_cuts)), shape_cuts
 
         candidates: list[Candidate] = []
-        for found, shape_cuts in self._side_by_side(chains, work):
+        for found, shape_cuts in self.reader.side_by_side(chains, work):
             candidates.extend(found)
             cuts.extend(shape_cuts)
         return candidates
-
-    def _neighbourhood(
-        self, node: LinkedNode, relevance: Mapping[str, Callable[[str, bool | None], float]]
-    ) -> tuple[Neighbourhood, list[CapCut]]:
-        node_cuts: list[CapCut] = []
-        return self.reader.neighbourhood(node, relevance[node.surface], node_cuts), node_cuts
-
-    def _side_by_side(self, function: Callable[[_Task], _Result], tasks: Sequence[_Task]) -> list[_Result]:
-        """`function` of each task, in order: side by side in the bounded pool
-        where the knowledge base takes several queries at once, else one after
-        the other. The tasks only read the store and return what they found."""
-        if self._pool is None or len(tasks) < 2:
-            return [function(task) for task in tasks]
-        return list(self._pool.map(function, tasks))
 
     def _chains(self, node: LinkedNode, hood: Neighbourhood, shape: Shape, cuts: list[CapCut]) -> Iterable[Candidate]:
         """Two-hop paths of `shape` whose first predicate is among the node's most
@@ -283,7 +265,7 @@ class QueryGenerator:
         few = [s for s in pinned if len(s.answers) <= self.limits.star_hop_middles]
         if len(few) < len(pinned):
             cuts.append(CapCut("star_hop_middles", "question", len(few), len(pinned)))
-        counts = {middle: self.reader.predicate_counts(DISCOVER_OUT, middle) for middle in sorted({a for s in few for a in s.answers})}
+        counts = self.reader.predicate_counts(DISCOVER_OUT, sorted({a for s in few for a in s.answers}))
         chosen = [(star, self._hop_predicates(star, counts, relevance[star.nodes[0].surface], cuts)) for star in few]
         wanted: dict[Term, set[str]] = defaultdict(set)
         for star, predicates in chosen:

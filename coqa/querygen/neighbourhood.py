@@ -6,19 +6,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from coqa.querygen.settings import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
-from coqa.kb.result_cache import CachedKnowledgeBase
+from coqa.kb.result_cache import CachedKnowledgeBase, split_rows
+from coqa.kb.side_by_side import SideBySide
 from coqa.linking.linker import LinkedNode
 from coqa.shapes import (
-    DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT,
+    BATCHED_BY_LOOKUP, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT,
 )  # fmt: skip
 from coqa.templates import Template
 from coqa.querygen.candidate import CapCut
 from coqa.querygen.relevance import most_relevant, within_budget
+
+_Task = TypeVar("_Task")
+_Result = TypeVar("_Result")
 
 
 @dataclass
@@ -26,7 +30,7 @@ class Neighbourhood:
     """The expanded predicates around a node, most relevant first: predicate ->
     its answers (empty when it has more than answers_per_predicate) and
     predicate -> how many there are in all. Filled once by
-    `NeighbourhoodReader.neighbourhood`, then only read."""
+    `NeighbourhoodReader.neighbourhoods`, then only read."""
 
     out: dict[str, set[Term]]
     inward: dict[str, set[Term]]
@@ -52,17 +56,29 @@ def invert_edges(edges: Mapping[str, set[Term]], among: set[Term]) -> dict[Term,
     return result
 
 
-
-
 class NeighbourhoodReader:
     """Reads what query generation needs around a node from the knowledge base,
     through the templates: the predicates and their counts, the answers of the
-    most relevant ones, bounded counts."""
+    most relevant ones, bounded counts. Reads that do not depend on each
+    other go side by side where the knowledge base takes several queries at
+    once (`parallel_queries`), in a bounded pool (`side_by_side`)."""
 
-    def __init__(self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings) -> None:
+    def __init__(
+        self, kb: KnowledgeBase, templates: Mapping[str, Template], limits: QueryGenerationSettings, nodes_per_query: int = 1
+    ) -> None:
         self.kb = kb
         self.templates = templates
         self.limits = limits
+        self.nodes_per_query = nodes_per_query  # 1: each node's own lookup
+        self.reads = SideBySide(kb)
+
+    def close(self) -> None:
+        """Stop the pool of threads reads go side by side in, if there is one."""
+        self.reads.close()
+
+    def side_by_side(self, function: Callable[[_Task], _Result], tasks: Sequence[_Task]) -> list[_Result]:
+        """`function` of each task, in order, side by side where the knowledge base takes several queries at once."""
+        return self.reads.map(function, tasks)
 
     def select(self, name: str, **bindings: Term | int | Sequence[Term]) -> list[tuple[Term | None, ...]]:
         return self.kb.select(self.templates[name].render(bindings)).rows
@@ -81,44 +97,88 @@ class NeighbourhoodReader:
             return self.select(name, e=node, predicates=terms, **bindings)
         return self.kb.select_by_value(lambda values: template.render({"e": node, "predicates": values, **bindings}), terms)
 
-    def predicate_counts(self, name: str, node: Term) -> dict[str, int]:
-        """The store's count per predicate around the node (`discover_out`/`discover_in`)."""
-        counts: dict[str, int] = {}
-        for predicate, count in self.select(name, e=node):
-            if predicate is not None and count is not None:
-                counts[predicate.value] = int(count.value)
+    def rows_per_node(self, name: str, nodes: Sequence[Term]) -> dict[Term, list[tuple[Term | None, ...]]]:
+        """The rows of lookup `name` (a template of one node `{{e}}`) for each
+        of `nodes`, read `nodes_per_query` nodes a query through its batched
+        template (`coqa.shapes.BATCHED_BY_LOOKUP`, a VALUES block over the nodes) and
+        split back per node: the rows each node's own query gives (entities
+        and literals in separate queries). Through a result cache each node's
+        rows are kept as its own query's result."""
+        single, batched = self.templates[name], self.templates[BATCHED_BY_LOOKUP[name]]
+
+        def single_for(node: Term) -> str:
+            return single.render({"e": node})
+
+        def batched_for(chunk: Sequence[Term]) -> str:
+            return batched.render({"entities": chunk})
+
+        rows: dict[Term, list[tuple[Term | None, ...]]] = {}
+        # Entities and literals never share a query: Virtuoso 7.2.5 answers `VALUES ?e { <a> "b" } ?s ?p ?e`
+        # for the literal only.
+        for kind in (False, True):
+            unique = [node for node in dict.fromkeys(nodes) if node.is_literal is kind]
+            if isinstance(self.kb, CachedKnowledgeBase):
+                rows.update(self.kb.select_split(batched_for, unique, single_for, projected=True, per_query=self.nodes_per_query))
+                continue
+            for chunk in (unique[start : start + self.nodes_per_query] for start in range(0, len(unique), self.nodes_per_query)):
+                if len(chunk) == 1:
+                    rows[chunk[0]] = self.kb.select(single_for(chunk[0])).rows
+                else:
+                    rows.update(split_rows(self.kb.select(batched_for(chunk)).rows, chunk, projected=True))
+        return rows
+
+    def predicate_counts(self, name: str, nodes: Sequence[Term]) -> dict[Term, dict[str, int]]:
+        """The store's count per predicate around each node (`discover_out`/`discover_in`)."""
+        counts: dict[Term, dict[str, int]] = {}
+        for node, rows in self.rows_per_node(name, nodes).items():
+            counts[node] = {p.value: int(n.value) for p, n in rows if p is not None and n is not None}
         return counts
 
-    def neighbourhood(
-        self, node: LinkedNode, relevance: Callable[[str, bool | None], float], cuts: list[CapCut]
-    ) -> Neighbourhood:
-        """Count the predicates around the node in the store, keep the most
-        relevant ones, then fetch answers for those with few enough. The dicts
-        hold the kept predicates in relevance order, whatever order an engine
-        returns rows in."""
-        out_counts = {} if node.term.is_literal else self.predicate_counts(DISCOVER_OUT, node.term)
-        in_counts = self.predicate_counts(DISCOVER_IN, node.term)
-        hood = Neighbourhood({}, {}, {}, {}, relevance)
-        for outward, counts, template, edges, kept in (
-            (True, out_counts, EXPAND_OUT, hood.out, hood.out_counts),
-            (False, in_counts, EXPAND_IN, hood.inward, hood.in_counts),
-        ):
-            direction = "out" if outward else "in"
-            chosen = most_relevant(counts, lambda p: hood.relevance(p, outward), self.limits.predicates_per_direction)  # noqa: B023 (called at once)
-            if len(chosen) < len(counts):
-                cuts.append(CapCut("predicates_per_direction", f"{node.term} {direction}", len(chosen), len(counts)))
-            kept.update((p, counts[p]) for p in chosen)
-            cap = self.limits.answers_per_predicate
-            small = [p for p in chosen if counts[p] <= cap]
-            fitting = within_budget(small, counts, self.limits.answers_per_node)
-            if len(fitting) < len(small):
-                cuts.append(CapCut("answers_per_node", f"{node.term} {direction}", len(fitting), len(small)))
-            fetched = self.expand(template, node.term, fitting) if fitting else {}
-            for predicate in chosen:
-                edges[predicate] = fetched.get(predicate, set())
-                if counts[predicate] > cap:
-                    cuts.append(CapCut("answers_per_predicate", f"{node.term} {direction} {predicate}", 0, counts[predicate]))
-        return hood
+    def neighbourhoods(
+        self, nodes: Sequence[LinkedNode], relevance: Callable[[LinkedNode], Callable[[str, bool | None], float]]
+    ) -> list[tuple[Neighbourhood, list[CapCut]]]:
+        """Each node's neighbourhood and the cuts made reading it, in node
+        order: the predicates around all nodes counted in one query per
+        direction (the two side by side), then, node by node and direction by
+        direction (side by side), the most relevant kept and the answers of
+        those with few enough fetched. The dicts hold the kept predicates in
+        relevance order, whatever order an engine returns rows in."""
+        entities = [node.term for node in nodes if not node.term.is_literal]
+        out_counts, in_counts = self.side_by_side(
+            lambda lookup: self.predicate_counts(*lookup), [(DISCOVER_OUT, entities), (DISCOVER_IN, [node.term for node in nodes])]
+        )
+        hoods = [Neighbourhood({}, {}, {}, {}, relevance(node)) for node in nodes]
+
+        def read(task: tuple[int, bool]) -> list[CapCut]:
+            index, outward = task
+            counts = (out_counts if outward else in_counts).get(nodes[index].term, {})
+            return self._direction(nodes[index].term, hoods[index], outward, counts)
+
+        cuts = self.side_by_side(read, [(index, outward) for index in range(len(nodes)) for outward in (True, False)])
+        return [(hood, cuts[2 * index] + cuts[2 * index + 1]) for index, hood in enumerate(hoods)]
+
+    def _direction(self, node: Term, hood: Neighbourhood, outward: bool, counts: Mapping[str, int]) -> list[CapCut]:
+        """Fill one direction of the node's neighbourhood from its predicate
+        counts: the most relevant predicates kept, the answers of those with
+        few enough fetched; the cuts made."""
+        cuts: list[CapCut] = []
+        template, edges, kept = (EXPAND_OUT, hood.out, hood.out_counts) if outward else (EXPAND_IN, hood.inward, hood.in_counts)
+        direction = "out" if outward else "in"
+        chosen = most_relevant(counts, lambda p: hood.relevance(p, outward), self.limits.predicates_per_direction)
+        if len(chosen) < len(counts):
+            cuts.append(CapCut("predicates_per_direction", f"{node} {direction}", len(chosen), len(counts)))
+        kept.update((p, counts[p]) for p in chosen)
+        cap = self.limits.answers_per_predicate
+        small = [p for p in chosen if counts[p] <= cap]
+        fitting = within_budget(small, counts, self.limits.answers_per_node)
+        if len(fitting) < len(small):
+            cuts.append(CapCut("answers_per_node", f"{node} {direction}", len(fitting), len(small)))
+        fetched = self.expand(template, node, fitting) if fitting else {}
+        for predicate in chosen:
+            edges[predicate] = fetched.get(predicate, set())
+            if counts[predicate] > cap:
+                cuts.append(CapCut("answers_per_predicate", f"{node} {direction} {predicate}", 0, counts[predicate]))
+        return cuts
 
     def expand(self, template: str, node: Term, predicates: Sequence[str]) -> dict[str, set[Term]]:
         """All answers of each predicate (their counts are known to be small)."""
@@ -132,4 +192,3 @@ class NeighbourhoodReader:
         """The single count a bounded counting template returns (no row, gStore's answer to a count of nothing: 0)."""
         rows = self.select(name, **bindings)
         return int(rows[0][0].value) if rows and rows[0][0] is not None else 0
-

@@ -14,6 +14,7 @@ from typing import Iterator
 import pytest
 from conftest import BENCH_DIR
 
+from coqa.config import default_settings
 from coqa.dataset import read_ccks
 from coqa.gold import parse_query
 from coqa.kb import STORE_SUBDIR
@@ -22,9 +23,11 @@ from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
+from coqa.querygen.neighbourhood import NeighbourhoodReader
 from coqa.templates import load_templates
 from coqa.resources import QUERIES_DIR
 from coqa.shapes import (
+    BATCHED_BY_LOOKUP,
     CHAIN,
     DISCOVER_IN,
     DISCOVER_OUT,
@@ -85,6 +88,8 @@ def _generation_queries(embedded: OxigraphStore) -> Iterator[str]:
     for name in entities[:GENERATION_ENTITIES]:
         entity = Term.entity(name.strip("<>"))
         yield templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_LIMIT})
+        for batched in BATCHED_BY_LOOKUP.values():  # the entity beside another (the last of the gold entities)
+            yield templates[batched].render({"entities": [entity, Term.entity(entities[len(entities) - 1].strip("<>"))]})
         yield templates[IN_DEGREE].render({"entities": [entity], "limit": DEGREE_LIMIT})
         around = {}
         for direction in (DISCOVER_OUT, DISCOVER_IN):
@@ -120,6 +125,29 @@ def test_query_generation_queries_give_identical_rows_on_four_engines(
                 differ[name].append(query)
     assert sent > 5 * GENERATION_ENTITIES
     assert differ == {name: [] for name in remotes}
+
+
+@pytest.mark.slow
+def test_batched_lookups_split_per_node_give_each_nodes_own_rows_on_four_engines(
+    engines: tuple[OxigraphStore, dict[str, KnowledgeBase]],
+) -> None:
+    """The lookups of several nodes in one query (BATCHED_BY_LOOKUP), split back
+    per node, give each node the rows of its own lookup on every engine, for
+    entities and literals alike."""
+    embedded, remotes = engines
+    templates = load_templates(QUERIES_DIR)
+    entities = list(dict.fromkeys(e for q in read_ccks(BENCH_DIR / "dev.txt") for e in parse_query(q.sparql).entities()))
+    literals = [row[0] for row in embedded.select('SELECT DISTINCT ?o WHERE { ?s <类别> ?o . FILTER(isLiteral(?o)) } LIMIT 5').rows]
+    nodes = [t for t in literals if t is not None] + [Term.entity(name.strip("<>")) for name in entities[:GENERATION_ENTITIES]]
+    differ: dict[str, list[str]] = {}
+    for name, kb in {"embedded": embedded, **remotes}.items():
+        reader = NeighbourhoodReader(kb, templates, default_settings().query_generation, nodes_per_query=8)
+        for lookup in BATCHED_BY_LOOKUP:
+            split = reader.rows_per_node(lookup, nodes)
+            for node in nodes:
+                if sorted(split[node]) != sorted(kb.select(templates[lookup].render({"e": node})).rows):
+                    differ.setdefault(name, []).append(f"{lookup} {node}")
+    assert differ == {}
 
 
 def _read_as_coqa_does(rows: list[tuple[Term | None, ...]]) -> list[tuple[Term | None, ...]]:

@@ -4,15 +4,16 @@ store, the store asked once per query while it is kept, the row budget held."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pytest
 from conftest import CountingKnowledgeBase, CountingStore
 
 from coqa.config import load_settings
 from coqa.kb import INDEX_SUBDIR, STORE_SUBDIR
+from coqa.kb.base import KBError
 from coqa.kb.names import Term
-from coqa.kb.result_cache import CachedKnowledgeBase
+from coqa.kb.result_cache import CachedKnowledgeBase, split_rows
 from coqa.pipeline import Pipeline
 
 EDGES = "SELECT ?s ?p ?o WHERE { ?s ?p ?o . } LIMIT {n}"
@@ -139,3 +140,39 @@ def test_rows_by_value_for_one_question_send_the_whole_query(store: CountingStor
     store.sent.clear()
     assert len(cached.select_by_value(expand, [works, height])) == 3
     assert store.sent == [expand([works, height])]
+
+
+COUNTS_OF = "SELECT ?p (COUNT(?o) AS ?n) WHERE { <{e}> ?p ?o . } GROUP BY ?p"
+COUNTS_OF_ALL = "SELECT ?e ?p (COUNT(?o) AS ?n) WHERE { VALUES ?e { {entities} } ?e ?p ?o . } GROUP BY ?e ?p"
+
+
+def counts_of(node: Term) -> str:
+    return COUNTS_OF.replace("{e}", node.value)
+
+
+def counts_of_all(nodes: Sequence[Term]) -> str:
+    return COUNTS_OF_ALL.replace("{entities}", " ".join(f"<{node.value}>" for node in nodes))
+
+
+def test_rows_split_per_node_are_kept_as_each_nodes_own_query(store: CountingStore) -> None:
+    """`select_split`: one query over the nodes no recent query asked, its rows
+    split per node (without the node column) equal to each node's own query,
+    and kept as that query's result; a single missing node is asked alone."""
+    star, writer, nobody = Term.entity("周星驰"), Term.entity("林海_（虚构作家）"), Term.entity("无此人")
+    cached = CachedKnowledgeBase(store, max_rows=1000)
+    parts = cached.select_split(counts_of_all, [star, writer, nobody], counts_of, projected=True)
+    assert store.sent == [counts_of_all([star, writer, nobody])]
+    for node in (star, writer, nobody):
+        assert sorted(parts[node]) == sorted(store.select(counts_of(node)).rows)
+    assert parts[star] and parts[writer] and parts[nobody] == []
+    store.sent.clear()
+    assert sorted(cached.select(counts_of(writer)).rows) == sorted(parts[writer]) and store.sent == []
+    other = Term.entity("雪夜行")
+    again = cached.select_split(counts_of_all, [writer, other, star], counts_of, projected=True)
+    assert store.sent == [counts_of(other)]
+    assert again[writer] == parts[writer] and sorted(again[other]) == sorted(store.select(counts_of(other)).rows)
+
+
+def test_a_row_for_a_node_not_asked_about_is_an_error() -> None:
+    with pytest.raises(KBError, match="not asked about"):
+        split_rows([(Term.entity("B"), Term.literal("1"))], [Term.entity("A")], projected=True)
