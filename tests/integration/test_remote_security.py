@@ -7,6 +7,7 @@ its decoded size while it streams."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -54,14 +55,28 @@ class DyingServer:
                 return
             with connection:
                 connection.settimeout(5)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = connection.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
+                data = self._read_request(connection)
                 if data:
                     self.requests += 1
+
+    @staticmethod
+    def _read_request(connection: socket.socket) -> bytes:
+        """The whole request, body included: closing with part of it unread
+        would reset the connection instead of closing it."""
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+        while length and len(body) < int(length.group(1)):
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        return data
 
     def close(self) -> None:
         self.listener.close()
