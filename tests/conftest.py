@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import http.server
 import os
+import socket
+import socketserver
 import threading
 import time
 import urllib.parse
@@ -379,3 +381,70 @@ def demo_model(demo_store: str, tmp_path_factory: pytest.TempPathFactory) -> Pat
     path = tmp_path_factory.mktemp("model") / "demo"
     model.save(path)
     return path
+
+
+RawBehaviour = Callable[[socket.socket, bytes, "RawServer"], object]
+
+
+class RawServer:
+    """A server on 127.0.0.1 that speaks raw HTTP over its sockets, so it can
+    trickle bytes, close mid-reply or say nothing: it reads each request
+    (head and Content-Length body, whole, so that closing never resets the
+    connection) on kept-alive connections, keeps it in `requests`, and
+    answers with `behaviour(connection, request, server)`; the connection
+    ends when the behaviour returns "close" or the server is stopping."""
+
+    def __init__(self, behaviour: RawBehaviour) -> None:
+        self.behaviour = behaviour
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.stopping = threading.Event()
+        owner = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                owner.connections += 1
+                self.request.settimeout(10)
+                reader = self.request.makefile("rb")
+                while not owner.stopping.is_set():
+                    head = b""
+                    while not head.endswith(b"\r\n\r\n"):
+                        line = reader.readline()
+                        if not line:
+                            return
+                        head += line
+                    length = next(
+                        (int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")), 0
+                    )
+                    request = head + reader.read(length)
+                    owner.requests.append(request)
+                    try:
+                        if owner.behaviour(self.request, request, owner) == "close":
+                            return
+                    except OSError:
+                        return
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Callable[[RawBehaviour], RawServer]]:
+    """Factory: start a `RawServer` with a behaviour; all are closed at the end of the test."""
+    servers: list[RawServer] = []
+
+    def start(behaviour: RawBehaviour) -> RawServer:
+        servers.append(RawServer(behaviour))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()

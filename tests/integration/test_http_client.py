@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import gzip
 import socket
-import socketserver
-import threading
 import time
 import zlib
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
@@ -23,70 +21,11 @@ from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 from coqa.kb.base import KBError
 from coqa.kb.names import NAME_BASE
 
+from conftest import RawBehaviour, RawServer
+
 QUERY = "SELECT ?x WHERE { ?x <作者> <林海> }"
 ONE_ROW = b'{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"uri","value":"' + NAME_BASE.encode() + b'a"}}]}}'
-Behaviour = Callable[[socket.socket, bytes, "RawServer"], None]
-
-
-class RawServer:
-    """Reads each request (head and Content-Length body) on kept-alive
-    connections and answers with `behaviour(connection, request, server)`;
-    counts connections and keeps the requests."""
-
-    def __init__(self, behaviour: Behaviour) -> None:
-        self.behaviour = behaviour
-        self.requests: list[bytes] = []
-        self.connections = 0
-        owner = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                owner.connections += 1
-                self.request.settimeout(10)
-                reader = self.request.makefile("rb")
-                while True:
-                    head = b""
-                    while not head.endswith(b"\r\n\r\n"):
-                        line = reader.readline()
-                        if not line:
-                            return
-                        head += line
-                    length = next(
-                        (int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")), 0
-                    )
-                    request = head + reader.read(length)
-                    owner.requests.append(request)
-                    try:
-                        if owner.behaviour(self.request, request, owner) == "close":
-                            return
-                    except OSError:
-                        return
-
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def raw_server() -> Iterator[Callable[[Behaviour], RawServer]]:
-    servers: list[RawServer] = []
-
-    def start(behaviour: Behaviour) -> RawServer:
-        servers.append(RawServer(behaviour))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
-
-
-def answer(body: bytes = ONE_ROW, extra: str = "", status: str = "200 OK") -> Behaviour:
+def answer(body: bytes = ONE_ROW, extra: str = "", status: str = "200 OK") -> RawBehaviour:
     def send(connection: socket.socket, request: bytes, server: RawServer) -> None:
         connection.sendall(
             f"HTTP/1.1 {status}\r\nContent-Type: application/sparql-results+json\r\n{extra}"
@@ -97,7 +36,7 @@ def answer(body: bytes = ONE_ROW, extra: str = "", status: str = "200 OK") -> Be
     return send
 
 
-def test_one_kept_alive_connection_serves_every_request(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_one_kept_alive_connection_serves_every_request(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     server = raw_server(answer())
     endpoint = SparqlEndpoint(server.url, timeout=2, retries=0)
     for _ in range(20):
@@ -107,7 +46,7 @@ def test_one_kept_alive_connection_serves_every_request(raw_server: Callable[[Be
 
 
 def test_a_connection_the_server_closed_while_idle_is_made_afresh_and_the_query_sent_once(
-    raw_server: Callable[[Behaviour], RawServer],
+    raw_server: Callable[[RawBehaviour], RawServer],
 ) -> None:
     def answer_then_close(connection: socket.socket, request: bytes, server: RawServer) -> str:
         answer()(connection, request, server)
@@ -122,7 +61,7 @@ def test_a_connection_the_server_closed_while_idle_is_made_afresh_and_the_query_
     endpoint.close()
 
 
-def test_the_client_socket_has_nagle_off(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_the_client_socket_has_nagle_off(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     server = raw_server(answer())
     client = HTTPClient(2)
     client.post(server.url, b"x", {})
@@ -132,7 +71,7 @@ def test_the_client_socket_has_nagle_off(raw_server: Callable[[Behaviour], RawSe
 
 
 @pytest.mark.parametrize("status", [307, 308])
-def test_a_redirect_within_the_origin_is_followed_with_the_body(raw_server: Callable[[Behaviour], RawServer], status: int) -> None:
+def test_a_redirect_within_the_origin_is_followed_with_the_body(raw_server: Callable[[RawBehaviour], RawServer], status: int) -> None:
     def redirect_once(connection: socket.socket, request: bytes, server: RawServer) -> None:
         if request.startswith(b"POST /old "):
             answer(b"", f"Location: {server.url}/new\r\n", f"{status} Moved")(connection, request, server)
@@ -149,7 +88,7 @@ def test_a_redirect_within_the_origin_is_followed_with_the_body(raw_server: Call
 
 @pytest.mark.parametrize("backend", ["sparql", "gstore"])
 def test_a_redirect_to_another_origin_is_refused_and_the_body_never_goes_there(
-    raw_server: Callable[[Behaviour], RawServer], backend: str
+    raw_server: Callable[[RawBehaviour], RawServer], backend: str
 ) -> None:
     elsewhere = raw_server(answer())
     # Another port of the same host is another origin.
@@ -160,7 +99,7 @@ def test_a_redirect_to_another_origin_is_refused_and_the_body_never_goes_there(
     assert len(server.requests) == 1 and elsewhere.requests == []
 
 
-def test_redirects_in_a_loop_end(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_redirects_in_a_loop_end(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     server = raw_server(answer(b"", "Location: /again\r\n", "308 Permanent Redirect"))
     with pytest.raises(KBError, match=r"more than 3 redirects$"):
         SparqlEndpoint(server.url, timeout=2, retries=0).select(QUERY)
@@ -176,7 +115,7 @@ def gzip_bomb() -> bytes:
     return b"".join(parts) + encoder.flush()
 
 
-def test_a_gzip_bomb_is_refused_by_its_decoded_size(raw_server: Callable[[Behaviour], RawServer], gzip_bomb: bytes) -> None:
+def test_a_gzip_bomb_is_refused_by_its_decoded_size(raw_server: Callable[[RawBehaviour], RawServer], gzip_bomb: bytes) -> None:
     assert len(gzip_bomb) < 1 << 20
     server = raw_server(answer(gzip_bomb, "Content-Encoding: gzip\r\n"))
     with pytest.raises(KBError, match=r"answered with an error: reply larger than 256 MB$"):
@@ -184,7 +123,7 @@ def test_a_gzip_bomb_is_refused_by_its_decoded_size(raw_server: Callable[[Behavi
     assert len(server.requests) == 1
 
 
-def test_a_chunked_gzip_bomb_is_refused_too(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_a_chunked_gzip_bomb_is_refused_too(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     bomb = gzip.compress(b" " * (3 << 20))
 
     def chunked(connection: socket.socket, request: bytes, server: RawServer) -> None:
@@ -200,12 +139,12 @@ def test_a_chunked_gzip_bomb_is_refused_too(raw_server: Callable[[Behaviour], Ra
         client.post(server.url, b"x", {})
 
 
-def test_a_gzip_reply_within_the_bound_is_decoded(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_a_gzip_reply_within_the_bound_is_decoded(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     server = raw_server(answer(gzip.compress(ONE_ROW), "Content-Encoding: gzip\r\n"))
     assert len(SparqlEndpoint(server.url, timeout=2, retries=0).select(QUERY).rows) == 1
 
 
-def test_an_encoding_coqa_did_not_ask_for_is_refused(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_an_encoding_coqa_did_not_ask_for_is_refused(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     server = raw_server(answer(ONE_ROW, "Content-Encoding: br\r\n"))
     with pytest.raises(KBError, match=r"a reply in an encoding coqa did not ask for \(br\)$"):
         SparqlEndpoint(server.url, timeout=2, retries=2).select(QUERY)
@@ -214,7 +153,7 @@ def test_an_encoding_coqa_did_not_ask_for_is_refused(raw_server: Callable[[Behav
 
 @pytest.mark.parametrize("backend", ["sparql", "gstore"])
 def test_a_reply_cut_short_is_reported_and_the_query_not_sent_again(
-    raw_server: Callable[[Behaviour], RawServer], backend: str
+    raw_server: Callable[[RawBehaviour], RawServer], backend: str
 ) -> None:
     def close_mid_reply(connection: socket.socket, request: bytes, server: RawServer) -> str:
         connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n" + ONE_ROW[:40])
@@ -228,7 +167,7 @@ def test_a_reply_cut_short_is_reported_and_the_query_not_sent_again(
     assert len(server.requests) == 1
 
 
-def test_chunked_and_close_delimited_replies_are_read_whole(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_chunked_and_close_delimited_replies_are_read_whole(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     def chunked(connection: socket.socket, request: bytes, server: RawServer) -> None:
         connection.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
         for start in range(0, len(ONE_ROW), 7):
@@ -247,7 +186,7 @@ def test_chunked_and_close_delimited_replies_are_read_whole(raw_server: Callable
         endpoint.close()
 
 
-def test_a_server_that_is_not_http_is_one_line(raw_server: Callable[[Behaviour], RawServer]) -> None:
+def test_a_server_that_is_not_http_is_one_line(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     def garbage(connection: socket.socket, request: bytes, server: RawServer) -> str:
         connection.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
         return "close"

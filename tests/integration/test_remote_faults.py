@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import socket
-import socketserver
-import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
@@ -26,58 +24,14 @@ from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR
 from coqa.kb.names import NAME_BASE
 
+from conftest import RawBehaviour, RawServer
+
 QUERY = "select ?x ?y where { ?x <作者> ?y }"
 TIMEOUT = 1.5
-Behaviour = Callable[[socket.socket, "FaultServer"], None]
-
-
-class FaultServer:
-    """Answers every request with `behaviour(connection, server)`; counts
-    connections and requests."""
-
-    def __init__(self, behaviour: Behaviour) -> None:
-        self.behaviour = behaviour
-        self.requests: list[bytes] = []
-        self.connections = 0
-        self.stopping = threading.Event()
-        owner = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                owner.connections += 1
-                self.request.settimeout(10)
-                reader = self.request.makefile("rb")
-                while not owner.stopping.is_set():
-                    head = b""
-                    while not head.endswith(b"\r\n\r\n"):
-                        line = reader.readline()
-                        if not line:
-                            return
-                        head += line
-                    length = next(
-                        (int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")), 0
-                    )
-                    owner.requests.append(head + reader.read(length))
-                    try:
-                        owner.behaviour(self.request, owner)
-                    except OSError:
-                        return
-
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-
-    def close(self) -> None:
-        self.stopping.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def reply(body: bytes | str, status: str = "200 OK", content_type: str = "application/json") -> Behaviour:
+def reply(body: bytes | str, status: str = "200 OK", content_type: str = "application/json") -> RawBehaviour:
     payload = body.encode("utf-8") if isinstance(body, str) else body
 
-    def send(connection: socket.socket, server: FaultServer) -> None:
+    def send(connection: socket.socket, request: bytes, server: RawServer) -> None:
         connection.sendall(
             f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
             + payload
@@ -86,10 +40,10 @@ def reply(body: bytes | str, status: str = "200 OK", content_type: str = "applic
     return send
 
 
-def trickle(every: float) -> Behaviour:
+def trickle(every: float) -> RawBehaviour:
     """A reply whose bytes come one at a time, `every` seconds apart, for ever."""
 
-    def send(connection: socket.socket, server: FaultServer) -> None:
+    def send(connection: socket.socket, request: bytes, server: RawServer) -> None:
         connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
         while not server.stopping.wait(every):
             connection.sendall(b" ")
@@ -97,8 +51,8 @@ def trickle(every: float) -> Behaviour:
     return send
 
 
-def trickle_headers(every: float) -> Behaviour:
-    def send(connection: socket.socket, server: FaultServer) -> None:
+def trickle_headers(every: float) -> RawBehaviour:
+    def send(connection: socket.socket, request: bytes, server: RawServer) -> None:
         connection.sendall(b"HTTP/1.1 200 OK\r\n")
         while not server.stopping.wait(every):
             connection.sendall(b"X")
@@ -106,11 +60,11 @@ def trickle_headers(every: float) -> Behaviour:
     return send
 
 
-def silent(connection: socket.socket, server: FaultServer) -> None:
+def silent(connection: socket.socket, request: bytes, server: RawServer) -> None:
     server.stopping.wait(30)
 
 
-def close_mid_reply(connection: socket.socket, server: FaultServer) -> None:
+def close_mid_reply(connection: socket.socket, request: bytes, server: RawServer) -> None:
     connection.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"head": {"va')
     connection.shutdown(socket.SHUT_RDWR)
 
@@ -127,19 +81,6 @@ def as_backend(backend: str, data: object) -> str:
 
 
 BACKENDS = ["sparql", "gstore"]
-
-
-@pytest.fixture
-def fault_server() -> Iterator[Callable[[Behaviour], FaultServer]]:
-    servers: list[FaultServer] = []
-
-    def start(behaviour: Behaviour) -> FaultServer:
-        servers.append(FaultServer(behaviour))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def open_backend(backend: str, url: str, retries: int = 0) -> SparqlEndpoint | GStore:
@@ -162,9 +103,9 @@ def fails_with(kb: SparqlEndpoint | GStore, pattern: str, query: str = QUERY) ->
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("behaviour", [trickle(0.2), trickle_headers(0.2), silent], ids=["body", "headers", "silent"])
 def test_a_request_ends_by_its_deadline_however_the_server_paces_it(
-    fault_server: Callable[[Behaviour], FaultServer], backend: str, behaviour: Behaviour
+    raw_server: Callable[[RawBehaviour], RawServer], backend: str, behaviour: RawBehaviour
 ) -> None:
-    server = fault_server(behaviour)
+    server = raw_server(behaviour)
     kb = open_backend(backend, server.url, retries=1)
     started = time.monotonic()
     fails_with(kb, rf"no reply within {TIMEOUT:g} s$")  # sent once: a query that timed out is not run again
@@ -177,15 +118,15 @@ def test_a_request_ends_by_its_deadline_however_the_server_paces_it(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_server_errors_are_retried_then_reported(fault_server: Callable[[Behaviour], FaultServer], backend: str) -> None:
-    server = fault_server(reply("disk on fire\nmore", "503 Service Unavailable", "text/plain"))
+def test_server_errors_are_retried_then_reported(raw_server: Callable[[RawBehaviour], RawServer], backend: str) -> None:
+    server = raw_server(reply("disk on fire\nmore", "503 Service Unavailable", "text/plain"))
     fails_with(open_backend(backend, server.url, retries=2), r"answered with an error: HTTP 503: disk on fire \(3 attempts\)$")
     assert len(server.requests) == 3
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_reply_cut_short_is_reported_not_retried(fault_server: Callable[[Behaviour], FaultServer], backend: str) -> None:
-    server = fault_server(close_mid_reply)
+def test_a_reply_cut_short_is_reported_not_retried(raw_server: Callable[[RawBehaviour], RawServer], backend: str) -> None:
+    server = raw_server(close_mid_reply)
     message = fails_with(open_backend(backend, server.url, retries=1), r"^cannot reach the ")
     assert "attempts" not in message
     assert len(server.requests) == 1
@@ -210,32 +151,32 @@ HOSTILE_BODIES = {
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", list(HOSTILE_BODIES))
 def test_hostile_replies_are_one_line_errors(
-    fault_server: Callable[[Behaviour], FaultServer], backend: str, case: str
+    raw_server: Callable[[RawBehaviour], RawServer], backend: str, case: str
 ) -> None:
     body = HOSTILE_BODIES[case]
     if backend == "gstore" and body.startswith("{"):
         body = as_backend(backend, json.loads(body))
     if backend == "gstore" and case == "bad %-escape in an IRI":
         body = body.replace(NAME_BASE, "")
-    server = fault_server(reply(body))
+    server = raw_server(reply(body))
     fails_with(open_backend(backend, server.url), r"(malformed reply|did not answer with)")
     assert len(server.requests) == 1
 
 
-def test_gstore_reply_without_status_is_an_error(fault_server: Callable[[Behaviour], FaultServer]) -> None:
-    server = fault_server(reply(json.dumps(sparql_json(["x", "y"], []))))
+def test_gstore_reply_without_status_is_an_error(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
+    server = raw_server(reply(json.dumps(sparql_json(["x", "y"], []))))
     fails_with(open_backend("gstore", server.url), "did not answer with a gStore JSON reply")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_well_formed_replies_are_read_by_the_query_variables(
-    fault_server: Callable[[Behaviour], FaultServer], backend: str
+    raw_server: Callable[[RawBehaviour], RawServer], backend: str
 ) -> None:
     """Columns come in the query's order whatever the reply's order; an unbound value is None."""
     name = "甲 乙" if backend == "sparql" else "甲%20乙"
     value = NAME_BASE + "甲%20乙" if backend == "sparql" else name
     data = sparql_json(["y", "x"], [{"x": {"type": "uri", "value": value}}, {"y": {"type": "typed-literal", "value": "3"}}])
-    server = fault_server(reply(as_backend(backend, data)))
+    server = raw_server(reply(as_backend(backend, data)))
     kb = open_backend(backend, server.url)
     rows = kb.select(QUERY).rows
     assert [tuple(None if t is None else str(t) for t in row) for row in rows] == [("<甲 乙>", None), (None, '"3"')]
@@ -265,9 +206,9 @@ REFUSED_IDS = ["delete", "insert", "drop", "clear", "load", "construct", "descri
 @pytest.mark.parametrize("backend", ["embedded", *BACKENDS])
 @pytest.mark.parametrize(("query", "reason"), list(REFUSED.items()), ids=REFUSED_IDS)
 def test_only_bounded_select_and_ask_leave_the_process(
-    fault_server: Callable[[Behaviour], FaultServer], kb_store_dir: Path, backend: str, query: str, reason: str
+    raw_server: Callable[[RawBehaviour], RawServer], kb_store_dir: Path, backend: str, query: str, reason: str
 ) -> None:
-    server = fault_server(reply("{}"))
+    server = raw_server(reply("{}"))
     kb = OxigraphStore(kb_store_dir / STORE_SUBDIR) if backend == "embedded" else open_backend(backend, server.url)
     fails_with(kb, reason, query)
     assert server.requests == []
@@ -288,7 +229,7 @@ def test_huge_queries_from_the_issue_end_in_a_message_not_a_crash(kb_store_dir: 
 
 @pytest.mark.parametrize("case", ["fewer columns than asked", "bad %-escape in an IRI", "nested 100k deep"])
 def test_coqa_answer_survives_hostile_replies(
-    fault_server: Callable[[Behaviour], FaultServer],
+    raw_server: Callable[[RawBehaviour], RawServer],
     kb_store_dir: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -296,7 +237,7 @@ def test_coqa_answer_survives_hostile_replies(
 ) -> None:
     """Every question is tried and fails on its own (no abort, no traceback);
     a run where the KB failed for all of them ends in one line and exit 1."""
-    server = fault_server(reply(HOSTILE_BODIES[case]))
+    server = raw_server(reply(HOSTILE_BODIES[case]))
     questions = (DEMO_DIR / "questions.txt").read_text(encoding="utf-8").splitlines()[:3]
     (tmp_path / "q.txt").write_text("\n".join(questions) + "\n", encoding="utf-8")
     options = ["--endpoint", server.url, "--mention-index", str(kb_store_dir / "mentions")]

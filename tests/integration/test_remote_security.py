@@ -7,13 +7,11 @@ its decoded size while it streams."""
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import sys
-import threading
 import zlib
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
@@ -23,7 +21,7 @@ from coqa.testing.local_process import free_port
 from coqa.kb.names import Term
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 
-from conftest import Loopback, Reply, Request, never_in_time
+from conftest import Loopback, RawBehaviour, RawServer, Reply, Request, never_in_time
 
 QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"
 
@@ -37,56 +35,10 @@ def run_sparql(*options: str, timeout: str = "1", retries: str = "2") -> subproc
     )
 
 
-class DyingServer:
-    """A server that reads each request and closes the connection without a
-    reply, as gStore does when a query is killed for memory; counts requests."""
-
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.requests = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:
-                return
-            with connection:
-                connection.settimeout(5)
-                data = self._read_request(connection)
-                if data:
-                    self.requests += 1
-
-    @staticmethod
-    def _read_request(connection: socket.socket) -> bytes:
-        """The whole request, body included: closing with part of it unread
-        would reset the connection instead of closing it."""
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = connection.recv(65536)
-            if not chunk:
-                return data
-            data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
-        while length and len(body) < int(length.group(1)):
-            chunk = connection.recv(65536)
-            if not chunk:
-                break
-            body += chunk
-        return data
-
-    def close(self) -> None:
-        self.listener.close()
-
-
-@pytest.fixture
-def dying_server() -> Iterator[DyingServer]:
-    server = DyingServer()
-    yield server
-    server.close()
+def close_without_reply(connection: socket.socket, request: bytes, server: RawServer) -> str:
+    """Read the request and close the connection without a reply, as gStore
+    does when a query is killed for memory."""
+    return "close"
 
 
 def backend_options(kind: str, url: str) -> list[str]:
@@ -105,11 +57,12 @@ def test_a_query_that_timed_out_is_sent_once(
 
 
 @pytest.mark.parametrize("kind", ["gstore", "sparql"])
-def test_a_query_whose_server_died_under_it_is_sent_once(dying_server: DyingServer, kind: str) -> None:
+def test_a_query_whose_server_died_under_it_is_sent_once(raw_server: Callable[[RawBehaviour], RawServer], kind: str) -> None:
+    dying_server = raw_server(close_without_reply)
     done = run_sparql(*backend_options(kind, dying_server.url), timeout="5")
     assert done.returncode == 1
     assert "connection closed without a reply" in done.stderr and "attempts" not in done.stderr, done.stderr
-    assert dying_server.requests == 1
+    assert len(dying_server.requests) == 1
 
 
 def test_a_refused_connection_is_retried() -> None:
