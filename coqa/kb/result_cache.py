@@ -124,17 +124,10 @@ class CachedKnowledgeBase:
             if kept is not None:
                 parts[value] = kept.rows
         missing = [value for value in dict.fromkeys(values) if value not in parts]
-        size = per_query or max(len(missing), 1)
-        for chunk in (missing[start : start + size] for start in range(0, len(missing), size)):
-            if len(chunk) == 1 and projected:
-                parts[chunk[0]] = self.select(alone[chunk[0]]).rows
-                continue
-            result = self.kb.select(batched(chunk))
-            variables = result.variables[1:] if projected else list(result.variables)
-            for value, rows in split_rows(result.rows, chunk, projected).items():
-                parts[value] = rows
-                if self.max_rows > 0:
-                    self._keep(alone[value], QueryResult(variables, rows))
+        for value, result in read_split(self.kb, batched, missing, single, projected, per_query).items():
+            parts[value] = result.rows
+            if self.max_rows > 0:
+                self._keep(alone[value], result)
         return parts
 
     def _kept(self, query: str) -> QueryResult | None:
@@ -172,6 +165,32 @@ class CachedKnowledgeBase:
 def _size(result: QueryResult) -> int:
     """The room a result takes in the budget: its rows, and one for the entry (an empty result takes room too)."""
     return len(result.rows) + 1
+
+
+def read_split(
+    kb: KnowledgeBase,
+    batched: Callable[[Sequence[Term]], str],
+    values: Sequence[Term],
+    single: Callable[[Term], str],
+    projected: bool,
+    per_query: int = 0,
+) -> dict[Term, QueryResult]:
+    """The result of `single(value)` for each of the distinct `values`, read
+    `per_query` values a query (0: all in one) through `batched`, as
+    `CachedKnowledgeBase.select_split` describes; a value alone in its query
+    is asked with its own query when that does not name the value in a
+    column (`projected`)."""
+    results: dict[Term, QueryResult] = {}
+    size = per_query or max(len(values), 1)
+    for chunk in (values[start : start + size] for start in range(0, len(values), size)):
+        if len(chunk) == 1 and projected:
+            results[chunk[0]] = kb.select(single(chunk[0]))
+            continue
+        result = kb.select(batched(chunk))
+        variables = result.variables[1:] if projected else list(result.variables)
+        for value, rows in split_rows(result.rows, chunk, projected).items():
+            results[value] = QueryResult(variables, rows)
+    return results
 
 
 def split_rows(

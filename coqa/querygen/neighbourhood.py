@@ -11,7 +11,7 @@ from typing import Callable, Mapping, Sequence, TypeVar
 from coqa.querygen.settings import QueryGenerationSettings
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
-from coqa.kb.result_cache import CachedKnowledgeBase, split_rows
+from coqa.kb.result_cache import CachedKnowledgeBase, read_split
 from coqa.kb.side_by_side import SideBySide
 from coqa.linking.linker import LinkedNode
 from coqa.shapes import (
@@ -119,12 +119,9 @@ class NeighbourhoodReader:
             unique = [node for node in dict.fromkeys(nodes) if node.is_literal is kind]
             if isinstance(self.kb, CachedKnowledgeBase):
                 rows.update(self.kb.select_split(batched_for, unique, single_for, projected=True, per_query=self.nodes_per_query))
-                continue
-            for chunk in (unique[start : start + self.nodes_per_query] for start in range(0, len(unique), self.nodes_per_query)):
-                if len(chunk) == 1:
-                    rows[chunk[0]] = self.kb.select(single_for(chunk[0])).rows
-                else:
-                    rows.update(split_rows(self.kb.select(batched_for(chunk)).rows, chunk, projected=True))
+            else:
+                read = read_split(self.kb, batched_for, unique, single_for, projected=True, per_query=self.nodes_per_query)
+                rows.update((node, result.rows) for node, result in read.items())
         return rows
 
     def predicate_counts(self, name: str, nodes: Sequence[Term]) -> dict[Term, dict[str, int]]:
