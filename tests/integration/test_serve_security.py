@@ -23,6 +23,7 @@ from coqa.kb.backends.gstore import GStore  # noqa: E402
 from coqa.testing.gstore_server import GStoreServer  # noqa: E402
 from coqa.kb.backends.oxigraph_store import OxigraphStore  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
+from coqa.serve.server import WRITE_STALL_SECONDS  # noqa: E402
 from coqa.serve.sparql import with_row_cap  # noqa: E402
 
 from conftest import Loopback, Reply, Request, never_in_time  # noqa: E402
@@ -221,6 +222,56 @@ def test_slow_clients_are_disconnected(demo_serve: RunningServer) -> None:
         for connection in (idle, half_headers, slow_body):
             connection.close()
     assert requests.get(demo_serve.url + "/examples", timeout=10).status_code == 200
+
+
+ALL_TRIPLES = "SELECT * WHERE { ?s ?p ?o }"
+
+
+def reply_bytes(connection: socket.socket) -> tuple[int, int]:
+    """(bytes the reply's headers announce, bytes that arrived) of the
+    reply on `connection`, read until the server closes or resets it."""
+    received = b""
+    while True:
+        try:
+            chunk = connection.recv(1 << 20)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:"))
+    return length, len(body)
+
+
+@pytest.mark.slow
+def test_a_client_that_stops_reading_its_reply_is_disconnected(bench_store_dir: Path, tmp_path: Path) -> None:
+    with coqa_serve(
+        ["--store", str(bench_store_dir), "--sparql-rows", "100000"], tmp_path / "serve.log", env=server_env(tmp_path)
+    ) as server:
+        body = ('{"query": "%s"}' % ALL_TRIPLES).encode()
+        request = (
+            f"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        reading, stalled = socket.socket(), socket.socket()
+        try:
+            stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the reply cannot hide in our buffer
+            for connection in (reading, stalled):
+                connection.settimeout(SLOW_CLIENT_WAIT + WRITE_STALL_SECONDS)
+                connection.connect(("127.0.0.1", int(server.url.rsplit(":", 1)[1])))
+            reading.sendall(request)
+            announced, arrived = reply_bytes(reading)
+            assert arrived == announced > 5 << 20  # larger than the socket buffers
+            stalled.sendall(request)
+            assert stalled.recv(1, socket.MSG_PEEK)  # the reply has begun
+            time.sleep(WRITE_STALL_SECONDS + 3)
+            announced, arrived = reply_bytes(stalled)
+            assert arrived < announced, "the stalled reply was kept for its client"
+        finally:
+            reading.close()
+            stalled.close()
+        assert requests.get(server.url + "/health", timeout=10).status_code == 200
 
 
 # --- a hung knowledge base; the server's end --------------------------------
