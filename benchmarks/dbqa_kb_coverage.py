@@ -1,7 +1,8 @@
 """How many DBQA questions a knowledge base in the NLPCC format could speak to at all.
 
     python benchmarks/dbqa_kb_coverage.py ../shared/data/nlpcc-kbqa/nlpcc-kbqa-kb.txt \\
-        ../shared/data/nlpcc-dbqa/train.txt ../shared/data/nlpcc-dbqa/dev.txt --repair-labels
+        ../shared/data/nlpcc-dbqa/train.txt ../shared/data/nlpcc-dbqa/dev.txt --repair-labels \
+        [--kbqa-questions ../shared/data/nlpcc-kbqa/train.txt]
 
 A feature "the sentence states a value of a relation the question asks about
 an entity it names" can only fire where the question names a subject of the
@@ -13,7 +14,8 @@ value (2 characters or more) of a subject they write, and those where a
 sentence labelled right holds one. Names and values compare normalised
 (coqa.dbqa.text.normalise). Nothing is written; the knowledge base's facts
 are only counted (the NLPCC KB on this machine holds distractor facts that are
-not true, see its README).
+not true, see its README). `--kbqa-questions FILE` (an NLPCC KBQA question
+file) also counts the DBQA questions written the same (normalised) in FILE.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
+from coqa.dataset import read_gold_questions
 from coqa.dbqa.reading import DbqaQuestion, read_dbqa
 from coqa.dbqa.text import normalise
 
@@ -71,11 +74,17 @@ def main() -> None:
     parser.add_argument("kb", type=Path, help="a knowledge base of `subject ||| predicate ||| object` lines")
     parser.add_argument("files", nargs="+", help="DBQA files")
     parser.add_argument("--repair-labels", action="store_true")
+    parser.add_argument("--kbqa-questions", metavar="FILE", help="an NLPCC KBQA file whose questions are compared")
     args = parser.parse_args()
     values = read_values(args.kb)
+    kbqa = {normalise(question.question) for question in read_gold_questions(args.kbqa_questions)} if args.kbqa_questions else set()
     print(f"{args.kb.name}: {len(values)} subjects")
     for path in args.files:
-        counts = coverage(read_dbqa(path, repair_labels=args.repair_labels).questions, values)
+        questions = read_dbqa(path, repair_labels=args.repair_labels).questions
+        counts = coverage(questions, values)
+        if args.kbqa_questions:
+            same = sum(1 for question in questions if normalise(question.question) in kbqa)
+            print(f"{Path(path).name}: {same} of {len(questions)} questions written the same in {Path(args.kbqa_questions).name}")
         print(
             f"{Path(path).name}: {counts['questions']} questions; writing a subject of >= 2 characters {counts['names_2']}, "
             f">= 3 characters {counts['names_3']}; a value of one in the document {counts['value_in_document']}, "

@@ -25,8 +25,12 @@ def test_counts_questions_writing_a_subject_and_values_in_their_documents(tmp_pa
     kb.write_text(KB, encoding="utf-8")
     dbqa = tmp_path / "train.txt"
     dbqa.write_text(DBQA + "\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, str(SCRIPT), str(kb), str(dbqa)], capture_output=True, text=True, check=True).stdout
+    kbqa = tmp_path / "kbqa.txt"
+    kbqa.write_text("<question id=1>\t江河有多长？\n<triple id=1>\t江河 ||| 长度 ||| 一千公里\n<answer id=1>\t一千公里\n", encoding="utf-8")
+    command = [sys.executable, str(SCRIPT), str(kb), str(dbqa), "--kbqa-questions", str(kbqa)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert "kb.txt: 2 subjects" in out
+    assert "train.txt: 1 of 3 questions written the same in kbqa.txt" in out
     assert (
         "train.txt: 3 questions; writing a subject of >= 2 characters 2, >= 3 characters 1; "
         "a value of one in the document 2, in a right sentence 1"
