@@ -17,6 +17,7 @@ import time
 
 from benchutil import machine_load
 
+from coqa.config import default_settings
 from coqa.dbqa.model import DbqaModel
 from coqa.dbqa.reading import read_dbqa
 from coqa.dbqa.scoring import score_file, score_question
@@ -46,7 +47,7 @@ def main() -> None:
         seconds = []
         for _ in range(args.runs):
             started = time.perf_counter()
-            train_model(source)
+            train_model(source, default_settings().dbqa.ranker)
             seconds.append(time.perf_counter() - started)
         print(f"training: median {statistics.median(seconds):.1f} s (runs: {', '.join(f'{s:.1f}' for s in seconds)})")
     print(machine_load())

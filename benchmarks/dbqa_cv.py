@@ -23,12 +23,14 @@ import argparse
 import time
 from dataclasses import replace
 
+from coqa.config import default_settings
 from coqa.dbqa.features import document_features
-from coqa.dbqa.ranker import DBQA_BOOSTER
 from coqa.dbqa.reading import read_dbqa
 from coqa.dbqa.scoring import mean_scores
 from coqa.dbqa.training import cross_validate, fit_questions
 from coqa.evaluation.metrics import DbqaScores, nlpcc_dbqa_scores
+
+DBQA_BOOSTER = default_settings().dbqa.ranker
 
 
 def main() -> None:
@@ -71,7 +73,7 @@ def main() -> None:
         folds = [nlpcc_dbqa_scores([(ranker.score(rows[i]), source.questions[i].labels) for i in sorted(hard)])]
         print(f"shift: trained on the {len(easy)} questions whose documents overlap most, scored on the other {len(hard)}")
     else:
-        folds = cross_validate(source, args.folds, args.seed, settings)
+        folds = cross_validate(source, settings, args.folds, args.seed)
     for number, scores in enumerate(folds, start=1):
         print(f"fold {number}: {line(scores)}")
     print(f"mean:   {line(mean_scores(folds))}")

@@ -76,14 +76,16 @@ def _load_model(args: argparse.Namespace) -> DbqaModel:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train a DBQA model on a labelled file into the folder `args.output`."""
+    from coqa.config import load_settings
     from coqa.dbqa.model import DbqaModelError
     from coqa.dbqa.training import train_model
 
+    settings = load_settings(getattr(args, "config", None)).dbqa.ranker
     try:
         source = _read(args, args.train_file)
         if args.limit:
             source.questions = source.questions[: args.limit]
-        model, summary = train_model(source, seed=args.seed or 0)
+        model, summary = train_model(source, settings, seed=args.seed or 0)
         model.save(args.output)
     except (DatasetError, DbqaModelError) as error:
         return fail(str(error), 2)

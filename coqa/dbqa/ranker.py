@@ -5,25 +5,15 @@ loading; coqa.dbqa.model wraps it in a model folder.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from coqa.boosting import BoostedScorer, fit_scorer
 from coqa.booster_settings import BoosterSettings
-from coqa.config import default_settings
 from coqa.dbqa.features import FEATURE_NAMES
 
 RANKER_FILE = "ranker.txt"
-
-# The LightGBM settings of the DBQA ranker (config.yaml, dbqa.ranker).
-DBQA_BOOSTER = default_settings().dbqa.ranker
-
-
-def booster_settings(recorded: Mapping[str, Any] | None = None) -> BoosterSettings:
-    """DBQA_BOOSTER with the keys of `recorded` (as a model's meta.json keeps them) applied."""
-    return BoosterSettings(**{**asdict(DBQA_BOOSTER), **(recorded or {})})
-
 
 @dataclass
 class SentenceRanker:
@@ -37,11 +27,12 @@ class SentenceRanker:
         rows: Sequence[Mapping[str, float]],
         labels: Sequence[int],
         groups: Sequence[int],
-        settings: BoosterSettings = DBQA_BOOSTER,
+        settings: BoosterSettings,
         seed: int = 0,
     ) -> "SentenceRanker":
         """Fit on feature rows with 0/1 labels; `groups` are the numbers of
-        consecutive rows of each question. Seeded and deterministic."""
+        consecutive rows of each question; `settings`: config.yaml's
+        dbqa.ranker or others. Seeded and deterministic."""
         return cls(fit_scorer(rows, labels, groups, FEATURE_NAMES, settings, seed))
 
     def score(self, rows: Sequence[Mapping[str, float]]) -> list[float]:

@@ -12,10 +12,10 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
-from coqa.config import BoosterSettings
+from coqa.booster_settings import BoosterSettings
 from coqa.dbqa.features import document_features
 from coqa.dbqa.model import DbqaModel
-from coqa.dbqa.ranker import DBQA_BOOSTER, SentenceRanker
+from coqa.dbqa.ranker import SentenceRanker
 from coqa.dbqa.reading import DbqaFile, DbqaFormatError, DbqaQuestion
 from coqa.evaluation.metrics import DbqaScores, nlpcc_dbqa_scores
 
@@ -29,9 +29,10 @@ class TrainingSummary:
     seconds: float
 
 
-def train_model(source: DbqaFile, seed: int = 0, settings: BoosterSettings = DBQA_BOOSTER) -> tuple[DbqaModel, TrainingSummary]:
-    """A model trained on every question of a labelled file; DbqaFormatError
-    when the file has no labels or no positive sentence."""
+def train_model(source: DbqaFile, settings: BoosterSettings, seed: int = 0) -> tuple[DbqaModel, TrainingSummary]:
+    """A model trained on every question of a labelled file with the LightGBM
+    `settings` (config.yaml's dbqa.ranker); DbqaFormatError when the file has
+    no labels or no positive sentence."""
     started = time.perf_counter()
     if not source.labelled:
         raise DbqaFormatError(f"{source.path} has no labels (question<TAB>sentence lines): training needs labelled lines")
@@ -69,9 +70,7 @@ def fit_questions(
     return SentenceRanker.fit(flat, labels, groups, settings, seed)
 
 
-def cross_validate(
-    source: DbqaFile, folds: int = 5, seed: int = 0, settings: BoosterSettings = DBQA_BOOSTER
-) -> list[DbqaScores]:
+def cross_validate(source: DbqaFile, settings: BoosterSettings, folds: int = 5, seed: int = 0) -> list[DbqaScores]:
     """The scores of each of `folds` held-out folds of questions (questions
     dealt to folds in a seeded shuffled order), each scored by a model
     trained on the other folds."""

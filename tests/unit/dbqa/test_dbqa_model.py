@@ -10,15 +10,15 @@ import shutil
 import pytest
 
 from coqa.cli.main import main
+from coqa.config import default_settings
 from coqa.dbqa.model import DEFAULT_DBQA_MODEL, DbqaModel, DbqaModelError
 from coqa.model_folder import META_FILE
-from coqa.dbqa.ranker import DBQA_BOOSTER
 from coqa.dbqa.reading import read_dbqa
 from coqa.dbqa.scoring import evaluate, score_file
 from coqa.dbqa.training import cross_validate, train_model
 from coqa.resources import DEFAULT_MODEL
 
-SMALL = replace(DBQA_BOOSTER, rounds=20, learning_rate=0.1, num_leaves=4, min_data_in_leaf=2)
+SMALL = replace(default_settings().dbqa.ranker, rounds=20, learning_rate=0.1, num_leaves=4, min_data_in_leaf=2)
 
 
 @pytest.fixture
@@ -92,18 +92,18 @@ def test_training_refuses_unlabelled_and_all_negative_files(tmp_path):
     unlabelled = tmp_path / "test.txt"
     unlabelled.write_text("问？\t句一\n", encoding="utf-8")
     with pytest.raises(ValueError, match="has no labels"):
-        train_model(read_dbqa(unlabelled))
+        train_model(read_dbqa(unlabelled), SMALL)
     negative = tmp_path / "negative.txt"
     negative.write_text("问？\t句一\t0\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no sentence labelled 1"):
-        train_model(read_dbqa(negative))
+        train_model(read_dbqa(negative), SMALL)
 
 
 def test_cross_validation_scores_each_fold(labelled_file):
     folds = cross_validate(read_dbqa(labelled_file), folds=2, settings=SMALL)
     assert [fold.questions for fold in folds] == [5, 5]
     with pytest.raises(ValueError, match="folds"):
-        cross_validate(read_dbqa(labelled_file), folds=1)
+        cross_validate(read_dbqa(labelled_file), SMALL, folds=1)
 
 
 def test_cli_train_answer_eval(labelled_file, tmp_path, capsys):
@@ -120,6 +120,19 @@ def test_cli_train_answer_eval(labelled_file, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "MAP:" in out and "by question type:" in out and "worst 10 questions" in out
     assert (tmp_path / "report" / "scores.txt").read_text(encoding="utf-8") == scores.read_text(encoding="utf-8")
+
+
+def test_cli_training_takes_the_ranker_settings_of_the_config_file(labelled_file, tmp_path, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text("dbqa:\n  ranker:\n    rounds: 7\n    num_leaves: 3\n", encoding="utf-8")
+    model = tmp_path / "configured"
+    assert main(["--config", str(config), "train", str(labelled_file), "-o", str(model)]) == 0
+    booster = json.loads((model / META_FILE).read_text(encoding="utf-8"))["settings"]["booster"]
+    assert (booster["rounds"], booster["num_leaves"]) == (7, 3)
+    assert booster["learning_rate"] == default_settings().dbqa.ranker.learning_rate
+    assert main(["train", str(labelled_file), "-o", str(tmp_path / "default")]) == 0
+    default = json.loads((tmp_path / "default" / META_FILE).read_text(encoding="utf-8"))["settings"]["booster"]
+    assert default["rounds"] == default_settings().dbqa.ranker.rounds != 7
 
 
 def test_cli_reports_bad_input_and_wrong_models(labelled_file, tmp_path, capsys):
