@@ -172,7 +172,10 @@ class WordingParaphrases:
         total = 0.0
         for unit in target:
             if unit not in self.unit_probabilities:
-                self.unit_probabilities[unit] = running_sum(row.get(unit, 0.0) for row in self.rows) / len(self.rows)
+                probability = 0.0  # running_sum's order, written out: a new unit for each of many names
+                for row in self.rows:
+                    probability += row.get(unit, 0.0)
+                self.unit_probabilities[unit] = probability / len(self.rows)
             total += math.log(max(self.unit_probabilities[unit], FLOOR))
         return total / len(target)
 
