@@ -150,16 +150,13 @@ class WordingParaphrases:
             self.memo[(name, False)] = self._name_score(name)
         return self.memo[(name, False)]
 
-    def wording_score(self, name: str) -> float:
-        """How well the name explains the wording: `scores(wording, name)[1]`."""
-        return self.path_wording_score((name,))
-
     def path_wording_score(self, names: tuple[str, ...]) -> float:
-        """`wording_score("".join(names))`, the same bits: the names of a
-        path's predicates together. Paths share their first predicates (a
-        chain's first hop is also a one-hop candidate), so the sums over the
-        units of each prefix of `names` are kept and the sums go on from
-        there, adding the same values in the same order."""
+        """How well the names of a path's predicates together explain the
+        wording: `scores(wording, "".join(names))[1]`, the same bits. Paths
+        share their first predicates (a chain's first hop is also a one-hop
+        candidate), so the sums over the units of each prefix of `names` are
+        kept and the sums go on from there, adding the same values in the
+        same order."""
         joined = "".join(names)
         if (joined, True) not in self.memo:
             self.memo[(joined, True)] = self._wording_score(names)
