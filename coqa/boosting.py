@@ -96,13 +96,26 @@ def member_path(path: Path, member: int) -> Path:
 
 def feature_matrix(rows: Sequence[Mapping[str, float]], names: Sequence[str]) -> np.ndarray:
     """Rows as a matrix with columns `names`; FeatureMismatch naming the first difference."""
-    expected = set(names)
-    for row in rows:
-        if row.keys() != expected:
-            missing, unknown = sorted(expected - row.keys()), sorted(row.keys() - expected)
-            raise FeatureMismatch(f"features missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'}")
+    # A row has exactly the features when it has as many keys and each name is
+    # one of them (the getter below fails otherwise): the same test as comparing
+    # its keys with the set of names, without building a set per row.
+    count = len(set(names))
     values = operator.itemgetter(*names)  # one C call per row instead of a Python loop over the names
-    return np.array([values(row) for row in rows], dtype=np.float64).reshape(len(rows), len(names))
+    try:
+        if any(len(row) != count for row in rows):
+            raise KeyError
+        table = [values(row) for row in rows]
+    except KeyError:
+        raise _mismatch(rows, names) from None
+    return np.array(table, dtype=np.float64).reshape(len(rows), len(names))
+
+
+def _mismatch(rows: Sequence[Mapping[str, float]], names: Sequence[str]) -> FeatureMismatch:
+    """The error for the first of `rows` whose features are not `names`."""
+    expected = set(names)
+    row = next(row for row in rows if row.keys() != expected)
+    missing, unknown = sorted(expected - row.keys()), sorted(row.keys() - expected)
+    return FeatureMismatch(f"features missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'}")
 
 
 def fit_scorer(

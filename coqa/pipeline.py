@@ -258,7 +258,7 @@ class Pipeline:
 
     def _record(self, score: float, candidate: Candidate) -> CandidateRecord:
         return CandidateRecord(
-            candidate.sparql(self.templates), candidate.shape.name, round(score, 4), [str(a) for a in candidate.answers]
+            candidate.sparql(self.templates), candidate.shape.name, round(score, 4), list(map(str, candidate.answers))
         )
 
     def close(self) -> None:

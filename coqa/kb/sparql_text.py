@@ -25,7 +25,7 @@ parser differs from it on exactly these corner cases).
 from __future__ import annotations
 
 import re
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 STRING = "string"
 IRI = "iri"
@@ -112,3 +112,27 @@ def structure_text(query: str) -> tuple[str, bool]:
         else:
             parts.append(" ")
     return "".join(parts), service
+
+
+def rewrite_references(query: str, rewrite: Callable[[Token], str]) -> tuple[str, str, bool]:
+    """In one pass over `query`: its text with every IRI reference and name
+    replaced by `rewrite(token)` and every comment dropped, and what
+    `structure_text(query)` gives (its structure text and whether it holds
+    SERVICE). Every query a backend runs passes here (admission), so the
+    loop reads the matches itself instead of going through `tokens`."""
+    standard: list[str] = []
+    parts: list[str] = []
+    service = False
+    for match in _TOKEN.finditer(query):
+        kind, text = match.lastgroup, match.group(0)
+        if kind == WORD or kind == PUNCT or kind is None:
+            parts.append(text)
+            standard.append(text)
+            service = service or (kind == WORD and names_service(Token(WORD, text)))
+        else:
+            parts.append(" ")
+            if kind == IRI or kind == NAME:
+                standard.append(rewrite(Token(kind, text)))
+            elif kind != COMMENT:
+                standard.append(text)
+    return "".join(standard), "".join(parts), service

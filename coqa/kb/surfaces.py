@@ -25,10 +25,12 @@ def normalize_surface(text: str) -> str:
     return fold_case_and_dots(unicodedata.normalize("NFKC", text))
 
 
+@lru_cache(maxsize=1 << 16)
 def matching_name(predicate: str) -> str:
     """The form of a predicate name that question text is compared with:
     `normalize_surface` (full width to half width, lower case) without white
-    space, which KB names sometimes hold inside a word (`页 数`)."""
+    space, which KB names sometimes hold inside a word (`页 数`). Cached: the
+    ranking features ask it for every predicate of every candidate."""
     return "".join(normalize_surface(predicate).split())
 
 

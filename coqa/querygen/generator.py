@@ -157,7 +157,10 @@ class QueryGenerator:
         if shape is CHAIN_OUT_IN and sum(pair_paths.values()) > self.limits.chain_middle_edges:
             chosen, paths = self._first_hops_through_small_middles(node.term, chosen, cuts)
             pair_paths = self._chain_pair_counts(shape, node.term, chosen, walked=paths + 1) if chosen else {}
-        score = {pair: hood.relevance(pair[0], shape.outward) + hood.relevance(pair[1], None) for pair in pair_paths}
+        # Each predicate's relevance once (a chain's pairs share their first and second hops).
+        first_score = {p1: hood.relevance(p1, shape.outward) for p1, _ in pair_paths}
+        second_score = {p2: hood.relevance(p2, None) for _, p2 in pair_paths}
+        score = {pair: first_score[pair[0]] + second_score[pair[1]] for pair in pair_paths}
         kept = sorted(pair_paths, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
         if len(kept) < len(pair_paths):
             cuts.append(CapCut("chain_pairs", f"{node.term} {shape.name}", len(kept), len(pair_paths)))

@@ -66,10 +66,10 @@ def answer_form_features(candidate: Candidate, text: str, cues: Mapping[str, flo
     who; and the number of answers against plural or singular wording."""
     answers = candidate.answers
     count = len(answers)
-    forms = [_answer_forms(a) for a in answers]
-    date = sum(form[0] for form in forms) / count if count else 0.0
-    place = sum(form[1] for form in forms) / count if count else 0.0
-    person = sum(form[2] for form in forms) / count if count else 0.0
+    dates, places, people = zip(*map(_answer_forms, answers)) if count else ((), (), ())
+    date = sum(dates) / count if count else 0.0
+    place = sum(places) / count if count else 0.0
+    person = sum(people) / count if count else 0.0
     plural, singular = bool(PLURAL.search(text)), bool(SINGULAR.search(text))
     return {
         "a_date": date,

@@ -8,7 +8,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 from coqa.ranking.keys import name_piece_key, name_pieces
 
@@ -109,12 +109,15 @@ class GramAssociations:
         """`score(predicate)[0]`, without ordering the rest (query generation scores a hub's thousand predicates)."""
         return max(self._associations(predicate), default=0.0)
 
-    def _associations(self, predicate: str) -> Iterator[float]:
-        """The association of the predicate with each gram both sides know."""
+    def _associations(self, predicate: str) -> list[float]:
+        """The association of the predicate with each gram both sides know, in
+        no particular order (callers take the best ones)."""
         counts = self.grams_by_predicate.get(predicate)
         if not counts:
-            return iter(())
-        # The grams both sides know, found by a set intersection (it walks the smaller side) rather than a
-        # loop over every question gram: a hub's thousand predicates are scored against the same grams.
+            return []
+        # The grams both sides know, found by walking the smaller side rather than every
+        # question gram: a hub's thousand predicates are scored against the same grams.
         seen = self.seen
-        return (counts[g] / seen[g] for g in seen.keys() & counts.keys())
+        if len(seen) <= len(counts):
+            return [count / smoothed for gram, smoothed in seen.items() if (count := counts.get(gram)) is not None]
+        return [count / smoothed for gram, count in counts.items() if (smoothed := seen.get(gram)) is not None]

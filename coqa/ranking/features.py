@@ -13,6 +13,7 @@ fits the predicate pair of a two-hop path in training."""
 from __future__ import annotations
 
 from functools import lru_cache
+from operator import itemgetter
 from typing import Mapping, Sequence
 
 from rapidfuzz import fuzz
@@ -237,6 +238,20 @@ def _single_row_features(row: Mapping[str, float]) -> dict[str, float]:
     return {name: row[key] for key, *names in _PREDICATE_ROW_NAMES for name in names}
 
 
+def _pair_row_features(first: Mapping[str, float], second: Mapping[str, float], answer_last: bool) -> dict[str, float]:
+    """The predicate features of a path of two predicates (most of the others):
+    the same values as `max`, `min` and the answer's row over [first, second]
+    (on a tie the first, as `max` and `min` keep it), without building a list per feature."""
+    last = second if answer_last else first
+    features = {}
+    for key, max_name, min_name, last_name in _PREDICATE_ROW_NAMES:
+        a, b = first[key], second[key]
+        features[max_name] = b if b > a else a
+        features[min_name] = b if b < a else a
+        features[last_name] = last[key]
+    return features
+
+
 def _predicate_features(
     candidate: Candidate,
     rest: str,
@@ -258,6 +273,8 @@ def _predicate_features(
         rows.append(context.predicate_rows[(rest, predicate)])
     if len(rows) == 1:
         features = dict(shared_value(context, ("single row", rest, predicates[0]), lambda: _single_row_features(rows[0])))
+    elif len(rows) == 2:
+        features = _pair_row_features(rows[0], rows[1], candidate.shape.answer_predicate_last())
     else:
         last = rows[-1] if candidate.shape.answer_predicate_last() else rows[0]
         features = {}
@@ -287,9 +304,10 @@ def add_relative_features(rows: Sequence[dict[str, float]], settings: RankingSet
     """Add, for the key features, how far each candidate stays below the best
     candidate of the same question (a pointwise model cannot see that otherwise)."""
     for name in _relative_features(settings):
-        best = max((row[name] for row in rows), default=0.0)
+        best = max(map(itemgetter(name), rows), default=0.0)
+        gap = f"gap_{name}"
         for row in rows:
-            row[f"gap_{name}"] = best - row[name]
+            row[gap] = best - row[name]
 
 
 CANDIDATE_FEATURES: tuple[str, ...] = (

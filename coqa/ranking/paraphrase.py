@@ -129,10 +129,10 @@ class PredicateParaphrases:
 
 class WordingParaphrases:
     """`PredicateParaphrases` against one wording, with the same figures as
-    `TranslationTable.score`, memoised by name and by unit: the candidates of
-    a question share its wording, their predicates and most characters of
-    their names, and scoring each (wording, name) pair afresh cost half of a
-    question's ranking time."""
+    `TranslationTable.score`, memoised by name, by unit and by path prefix:
+    the candidates of a question share its wording, their predicates and most
+    characters of their names, and scoring each (wording, name) pair afresh
+    cost half of a question's ranking time."""
 
     def __init__(self, paraphrases: PredicateParaphrases, wording: str) -> None:
         self.wording = units(wording)
@@ -141,6 +141,8 @@ class WordingParaphrases:
         self.unit_probabilities: dict[str, float] = {}  # name unit -> P(unit | wording)
         self.columns: dict[str, list[float]] = {}  # name unit -> P(wording unit | it) for each wording unit
         self.memo: dict[tuple[str, bool], float] = {}  # (name, wording direction) -> score
+        # names of a path's first predicates -> the column sums of their units, and how many units they have
+        self.prefix_sums: dict[tuple[str, ...], tuple[list[float], int]] = {(): ([0.0] * len(self.wording), 0)}
 
     def name_score(self, name: str) -> float:
         """How well the wording explains the name: `scores(wording, name)[0]`."""
@@ -148,11 +150,17 @@ class WordingParaphrases:
             self.memo[(name, False)] = self._name_score(name)
         return self.memo[(name, False)]
 
-    def wording_score(self, name: str) -> float:
-        """How well the name explains the wording: `scores(wording, name)[1]`."""
-        if (name, True) not in self.memo:
-            self.memo[(name, True)] = self._wording_score(name)
-        return self.memo[(name, True)]
+    def path_wording_score(self, names: tuple[str, ...]) -> float:
+        """How well the names of a path's predicates together explain the
+        wording: `scores(wording, "".join(names))[1]`, the same bits. Paths
+        share their first predicates (a chain's first hop is also a one-hop
+        candidate), so the sums over the units of each prefix of `names` are
+        kept and the sums go on from there, adding the same values in the
+        same order."""
+        joined = "".join(names)
+        if (joined, True) not in self.memo:
+            self.memo[(joined, True)] = self._wording_score(names)
+        return self.memo[(joined, True)]
 
     def _name_score(self, name: str) -> float:
         target = units(name)
@@ -161,18 +169,39 @@ class WordingParaphrases:
         total = 0.0
         for unit in target:
             if unit not in self.unit_probabilities:
-                self.unit_probabilities[unit] = running_sum(row.get(unit, 0.0) for row in self.rows) / len(self.rows)
+                probability = 0.0  # running_sum's order, written out: a new unit for each of many names
+                for row in self.rows:
+                    probability += row.get(unit, 0.0)
+                self.unit_probabilities[unit] = probability / len(self.rows)
             total += math.log(max(self.unit_probabilities[unit], FLOOR))
         return total / len(target)
 
-    def _wording_score(self, name: str) -> float:
+    def _wording_score(self, names: tuple[str, ...]) -> float:
         if not self.wording:
             return 0.0
-        sources = [*units(name), EMPTY]
-        sums = [0.0] * len(self.wording)
-        for word in sources:
-            if word not in self.columns:
-                row = self.backward.get(word, {})
-                self.columns[word] = [row.get(unit, 0.0) for unit in self.wording]
-            sums = [total + value for total, value in zip(sums, self.columns[word])]
-        return running_sum(math.log(max(total / len(sources), FLOOR)) for total in sums) / len(self.wording)
+        sums, count = self._unit_sums(names)
+        sums = [total + value for total, value in zip(sums, self._column(EMPTY))]
+        sources = count + 1
+        # running_sum's order, written out: this runs for most candidates of a question.
+        score = 0.0
+        for total in sums:
+            score += math.log(max(total / sources, FLOOR))
+        return score / len(self.wording)
+
+    def _unit_sums(self, names: tuple[str, ...]) -> tuple[list[float], int]:
+        """The columns of the units of `names`, added left to right from
+        zeros, and how many units they have (memoised per prefix)."""
+        if names not in self.prefix_sums:
+            sums, count = self._unit_sums(names[:-1])
+            for word in units(names[-1]):
+                sums = [total + value for total, value in zip(sums, self._column(word))]
+                count += 1
+            self.prefix_sums[names] = (sums, count)
+        return self.prefix_sums[names]
+
+    def _column(self, word: str) -> list[float]:
+        """P(wording unit | `word`) for each unit of the wording."""
+        if word not in self.columns:
+            row = self.backward.get(word, {})
+            self.columns[word] = [row.get(unit, 0.0) for unit in self.wording]
+        return self.columns[word]

@@ -109,5 +109,5 @@ def relation_evidence_features(candidate: Candidate, rest: str, evidence: Relati
         names = [matching_name(p) for p in predicates]
         name_scores = [against.name_score(name) for name in names]
         last = name_scores[-1] if candidate.shape.answer_predicate_last() else name_scores[0]
-        context.evidence[key] = (last, min(name_scores), against.wording_score("".join(names)))
+        context.evidence[key] = (last, min(name_scores), against.path_wording_score(tuple(names)))
     return dict(zip(RELATION_EVIDENCE_FEATURES, context.evidence[key]))

@@ -43,7 +43,7 @@ import pyoxigraph as ox
 
 from coqa.kb.base import KBError
 from coqa.kb.names import standard_reference
-from coqa.kb.sparql_text import COMMENT, IRI, Token, is_reference, names_service, structure_text, tokens
+from coqa.kb.sparql_text import IRI, Token, rewrite_references, structure_text, tokens
 
 MAX_QUERY_CHARS = 10_000
 # A rewritten text may be longer than its query: a name's non-ASCII
@@ -132,22 +132,9 @@ def standard_text(query: str) -> str:
     Every query any backend runs passes here, and tokenizing it three times
     was a tenth of a question's time on the embedded store."""
     _check_length(query, MAX_QUERY_CHARS)
-    structure: list[str] = []
-    standard: list[str] = []
-    service = False
-    for token in tokens(query):
-        if token.is_structure:
-            structure.append(token.text)
-            standard.append(token.text)
-            service = service or names_service(token)
-        else:
-            structure.append(" ")
-            if is_reference(token):
-                standard.append(_standard_reference(token))
-            elif token.kind != COMMENT:
-                standard.append(token.text)
-    _check_structure("".join(structure), service, MAX_TRIPLE_PATTERNS, MAX_UNIONS)
-    return "".join(standard)
+    standard, structure, service = rewrite_references(query, _standard_reference)
+    _check_structure(structure, service, MAX_TRIPLE_PATTERNS, MAX_UNIONS)
+    return standard
 
 
 @lru_cache(maxsize=1 << 16)

@@ -4,6 +4,9 @@ answer forms against the question's cues."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from coqa.kb.names import Term
 from coqa.kb.surfaces import matching_name
 from coqa.linking.linker import LinkedNode
@@ -24,7 +27,7 @@ from coqa.ranking.features import (
 )
 from coqa.ranking.keys import directed, name_piece_key, name_pieces, pair_key, shape_key
 from coqa.ranking.name_features import name_neighbour_scores, name_overlap
-from coqa.ranking.neighbours import PredicateNeighbours
+from coqa.ranking.neighbours import CharTfidf, PredicateNeighbours
 from coqa.ranking.wording import grams, remove_spans
 from coqa.shapes import (
     CHAIN_OUT_OUT,
@@ -153,6 +156,15 @@ def test_wording_of_the_nearest_training_questions_carries_to_predicates_named_a
     price, author = name_neighbour_scores("价格", nearest), name_neighbour_scores("作者", nearest)
     assert price[0] > author[0] == 0.0 and price[1] > author[1] == 0.0
     assert name_overlap("售价", "价格") == 0.5 and name_overlap("页 数", "页数") == 1.0 and name_overlap("作者", "isbn") == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="作者的是谁多少钱 |a", max_size=30), min_size=1, max_size=12))
+def test_a_question_vector_is_its_row_of_the_fitted_matrix_bit_for_bit(texts: list[str]) -> None:
+    vectorizer, matrix = CharTfidf.fit(texts)
+    for row, text in enumerate(texts):
+        assert vectorizer.vector(text).tobytes() == matrix[row].toarray().ravel().tobytes()
+    assert not vectorizer.vector("xyz").any()  # no gram training saw: the zero vector
 
 
 def test_questions_score_by_their_likeness_to_training_questions_of_each_gold_shape() -> None:

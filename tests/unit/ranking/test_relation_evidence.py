@@ -91,7 +91,10 @@ def test_scoring_against_one_wording_gives_exactly_the_figures_of_each_pair() ->
     for wording in ("|的老婆是在哪里出生的", "||有多长", "", "||"):
         against = paraphrases.against(wording)
         for name in ("配偶", "出生地", "妻子出生地", "全长", "从未见过", "", "出生地"):  # the repeated name reads the memo
-            assert (against.name_score(name), against.wording_score(name)) == paraphrases.scores(wording, name)
+            assert (against.name_score(name), against.path_wording_score((name,))) == paraphrases.scores(wording, name)
+        # A path's names together, summed on from the kept sums of its first names: the bits of the joined name.
+        for path in (("妻子", "出生地"), ("配偶", "全长"), ("妻子", "配偶"), ("", "全长")):
+            assert against.path_wording_score(path) == paraphrases.scores(wording, "".join(path))[1]
 
 
 def test_the_evidence_round_trips_through_the_model_directory(tmp_path: Path) -> None:

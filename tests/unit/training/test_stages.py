@@ -128,6 +128,18 @@ def test_a_row_missing_a_feature_is_an_error_not_a_zero() -> None:
         feature_matrix([row], RANK_FEATURES)
 
 
+def test_a_row_with_an_unknown_feature_is_an_error_whether_or_not_one_is_missing() -> None:
+    good = dict.fromkeys(RANK_FEATURES, 0.0)
+    extra = {**good, "not_a_feature": 1.0}
+    swapped = {**extra}
+    del swapped["shape_star3_in"]
+    with pytest.raises(FeatureMismatch, match="features missing: none; unknown: not_a_feature"):
+        feature_matrix([good, extra], RANK_FEATURES)
+    with pytest.raises(FeatureMismatch, match="features missing: shape_star3_in; unknown: not_a_feature"):
+        feature_matrix([good, swapped], RANK_FEATURES)
+    assert feature_matrix([good, good], RANK_FEATURES).shape == (2, len(RANK_FEATURES))
+
+
 def test_linked_terms_come_in_the_order_given_with_the_scores_given() -> None:
     def candidate(term: Term, start: int, end: int) -> LinkCandidate:
         return LinkCandidate(term, Mention(start, end, "x" * (end - start), (), frozenset()))
