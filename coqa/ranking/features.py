@@ -58,7 +58,6 @@ from coqa.ranking.relation_evidence import (
 )  # fmt: skip
 from coqa.ranking.paraphrase import PredicateParaphrases
 from coqa.ranking.settings import RankingSettings
-from coqa.ranking.synonyms import synonym_features
 from coqa.ranking.wording import bigrams, grams, remove_spans
 from coqa.shapes import FACT_CHECKED, SHAPES, shape_features
 
@@ -321,8 +320,7 @@ def rank_features(settings: RankingSettings) -> tuple[str, ...]:
     """The ranker's features under these settings: RANK_FEATURES; with
     `name_associations` NAME_ASSOCIATION_FEATURES, NAME_NEIGHBOUR_FEATURES,
     PARAPHRASE_FEATURES and the gaps of NAME_RELATIVE_FEATURES; with
-    `relation_evidence` RELATION_EVIDENCE_FEATURES and the gaps of RELATION_EVIDENCE_RELATIVE;
-    with `near_synonyms` those of coqa.ranking.synonyms."""
+    `relation_evidence` RELATION_EVIDENCE_FEATURES and the gaps of RELATION_EVIDENCE_RELATIVE."""
     names = RANK_FEATURES
     if settings.name_associations:
         names += (
@@ -331,6 +329,4 @@ def rank_features(settings: RankingSettings) -> tuple[str, ...]:
         )  # fmt: skip
     if settings.relation_evidence:
         names += RELATION_EVIDENCE_FEATURES + tuple(f"gap_{name}" for name in RELATION_EVIDENCE_RELATIVE)
-    if settings.near_synonyms:
-        names += synonym_features(settings.relation_evidence)
     return names

@@ -14,7 +14,6 @@ from coqa.ranking.context import QuestionContext
 from coqa.ranking.features import add_relative_features, candidate_features
 from coqa.ranking.model import RankerModel
 from coqa.ranking.settings import RankingSettings
-from coqa.ranking.synonyms import add_synonym_features
 from coqa.ranking.wording import remove_spans
 
 # The name-neighbour features (`name_neighbour_scores`) look at this many of
@@ -45,8 +44,6 @@ class QueryRanker:
             for candidate in candidates
         ]
         add_relative_features(rows, self.settings)
-        if self.settings.near_synonyms:
-            add_synonym_features(rows, candidates, self.settings.relation_evidence)
         return rows
 
     def rank(self, text: str, linked: Sequence[LinkedNode], candidates: Sequence[Candidate]) -> list[tuple[float, Candidate]]:

@@ -19,6 +19,3 @@ class RankingSettings:
     # fitted on another labelled question file. `coqa train --relation-evidence FILE`
     # turns them on (and needs FILE: the tables are a part of the model).
     relation_evidence: bool
-    # The syn_ features (coqa.ranking.synonyms): one-hop candidates of one node whose
-    # answers overlap, and how far the best of them fits the wording better.
-    near_synonyms: bool
