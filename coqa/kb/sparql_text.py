@@ -102,16 +102,12 @@ def structure_text(query: str) -> tuple[str, bool]:
     holds the SERVICE keyword in any case or spelling outside strings, IRIs
     and comments (also as part of a prefixed name or a longer word: refusing
     those too costs nothing a PKU BASE query needs)."""
-    parts: list[str] = []
-    service = False
-    for match in _TOKEN.finditer(query):
-        kind, text = match.lastgroup, match.group(0)
-        if kind == WORD or kind == PUNCT or kind is None:
-            parts.append(text)
-            service = service or (kind == WORD and names_service(Token(WORD, text)))
-        else:
-            parts.append(" ")
-    return "".join(parts), service
+    _, structure, service = rewrite_references(query, _as_written)
+    return structure, service
+
+
+def _as_written(token: Token) -> str:
+    return token.text
 
 
 def rewrite_references(query: str, rewrite: Callable[[Token], str]) -> tuple[str, str, bool]:
