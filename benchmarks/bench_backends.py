@@ -19,7 +19,9 @@ root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name en
 query for the question that asked only (kb_cache_seconds 0 under `coqa
 serve`; what coqa did with remote engines before rows were kept for a run),
 one ending in `/serial` sends a question's queries one at a time (the chains
-of a question's nodes otherwise go to a server side by side), one ending in
+of a question's nodes otherwise go to gStore side by side), one ending in
+`/side-by-side` sends what does not depend on each other 3 at a time, as
+coqa does with gStore (for SPARQL endpoints: default one at a time), one ending in
 `/batched` counts the predicates around up to 8 linked nodes in one query
 (kb_nodes_per_query 8; default: a query per node), e.g.
 `--backends embedded,gstore,gstore/per-question,gstore/serial,gstore/batched`.
@@ -55,8 +57,11 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
 PER_QUESTION = "/per-question"
 SERIAL = "/serial"
+SIDE_BY_SIDE = "/side-by-side"
 BATCHED = "/batched"
-VARIANTS = (PER_QUESTION, SERIAL, BATCHED)
+VARIANTS = (PER_QUESTION, SERIAL, SIDE_BY_SIDE, BATCHED)
+# Queries at once of a /side-by-side variant (what gStore takes by default).
+SIDE_BY_SIDE_QUERIES = 3
 
 
 class Rows(NamedTuple):
@@ -127,6 +132,13 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
     return {name: flags[_server(name)] for name in names}
 
 
+def queries_at_once(name: str) -> int | None:
+    """How many queries a variant sends at once (None: what its backend says)."""
+    if name.endswith(SERIAL):
+        return 1
+    return SIDE_BY_SIDE_QUERIES if name.endswith(SIDE_BY_SIDE) else None
+
+
 def _server(name: str) -> str:
     """The backend a variant runs on."""
     for variant in VARIANTS:
@@ -154,7 +166,7 @@ def main() -> None:
             nodes_per_query = {"kb_nodes_per_query": 8} if name.endswith(BATCHED) else {}
             opened = Pipeline.from_settings(load_settings(flags={**flags[name], **nodes_per_query}))
             # Under the pipeline's result cache: the queries sent.
-            counters[name] = CountingKB(opened.kb.kb, 1 if name.endswith(SERIAL) else None)
+            counters[name] = CountingKB(opened.kb.kb, queries_at_once(name))
             lifetime = 0.0 if name.endswith(PER_QUESTION) else None
             pipelines[name] = Pipeline(
                 counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans, lifetime  # type: ignore[arg-type]
