@@ -4,7 +4,10 @@ side in one run: embedded store, `oxigraph serve`, a real gStore (loaded with
 
 Each question is answered by every backend in turn before the next question
 (each question starting with the next backend), so all backends see the same
-machine load (this machine is shared and noisy).
+machine load (this machine is shared and noisy). Two variants of one server
+are not independent: the one listed second mostly sends its queries just
+after the first sent the same, and Virtuoso answers a repeat sooner (15-25
+ms a question at p50), so compare such variants in both orders.
 Prints, per backend: averaged F1, latency p50/p95 per question, SPARQL
 queries per question and their median time, and the ratio of each p50 to the
 embedded store's.
@@ -18,10 +21,8 @@ querylog_mode=0), `gstore-quiet` one with its debug log off too (log4cplus
 root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name ending in `/per-question` keeps the rows of a
 query for the question that asked only (kb_cache_seconds 0 under `coqa
 serve`; what coqa did with remote engines before rows were kept for a run),
-one ending in `/serial` sends a question's queries one at a time (the chains
-of a question's nodes otherwise go to gStore side by side), one ending in
-`/side-by-side` sends what does not depend on each other 3 at a time, as
-coqa does with gStore (for SPARQL endpoints: default one at a time), one ending in
+one ending in `/serial` sends a question's queries one at a time (what does
+not depend on each other otherwise goes to a server 3 at a time), one ending in
 `/batched` counts the predicates around up to 8 linked nodes in one query
 (kb_nodes_per_query 8; default: a query per node), e.g.
 `--backends embedded,gstore,gstore/per-question,gstore/serial,gstore/batched`.
@@ -57,11 +58,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
 PER_QUESTION = "/per-question"
 SERIAL = "/serial"
-SIDE_BY_SIDE = "/side-by-side"
 BATCHED = "/batched"
-VARIANTS = (PER_QUESTION, SERIAL, SIDE_BY_SIDE, BATCHED)
-# Queries at once of a /side-by-side variant (what gStore takes by default).
-SIDE_BY_SIDE_QUERIES = 3
+VARIANTS = (PER_QUESTION, SERIAL, BATCHED)
 
 
 class Rows(NamedTuple):
@@ -132,13 +130,6 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
     return {name: flags[_server(name)] for name in names}
 
 
-def queries_at_once(name: str) -> int | None:
-    """How many queries a variant sends at once (None: what its backend says)."""
-    if name.endswith(SERIAL):
-        return 1
-    return SIDE_BY_SIDE_QUERIES if name.endswith(SIDE_BY_SIDE) else None
-
-
 def _server(name: str) -> str:
     """The backend a variant runs on."""
     for variant in VARIANTS:
@@ -166,7 +157,7 @@ def main() -> None:
             nodes_per_query = {"kb_nodes_per_query": 8} if name.endswith(BATCHED) else {}
             opened = Pipeline.from_settings(load_settings(flags={**flags[name], **nodes_per_query}))
             # Under the pipeline's result cache: the queries sent.
-            counters[name] = CountingKB(opened.kb.kb, queries_at_once(name))
+            counters[name] = CountingKB(opened.kb.kb, 1 if name.endswith(SERIAL) else None)
             lifetime = 0.0 if name.endswith(PER_QUESTION) else None
             pipelines[name] = Pipeline(
                 counters[name], opened.index, opened.model, opened.templates, opened.settings, opened.extra_spans, lifetime  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
 """Queries sent side by side where a backend takes several at once
-(`parallel_queries`, gStore): the same candidates, cuts and answers as one
+(`parallel_queries`: gStore and SPARQL endpoints): the same candidates, cuts and answers as one
 at a time; the HTTP client gives each thread its own kept-alive connection;
 the kept rows stay within their budget under concurrent use."""
 

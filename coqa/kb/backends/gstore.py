@@ -78,8 +78,7 @@ class GStore:
 
     # Queries sent at once from different threads (each thread has its own connection): gStore answers
     # them on its own threads, and questions came 5-14% sooner for it (p50; benchmarks/bench_backends.py,
-    # gstore-quiet against gstore-quiet/serial). Not for SPARQL endpoints: Virtuoso 7.2 answered the
-    # same 34% later, oxigraph serve no sooner.
+    # gstore-quiet against gstore-quiet/serial).
     parallel_queries = PARALLEL_QUERIES
 
     def __init__(
