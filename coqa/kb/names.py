@@ -132,7 +132,7 @@ def sparql_name(name: str) -> str:
     `>`, a line break, starts with white space or `=`, which would read as
     a comparison, or looks like an IRI that `to_standard_sparql` keeps) is
     written as its absolute IRI instead; every backend accepts that form
-    (see `to_standard_sparql` and `to_pkubase_sparql`).
+    (see `to_standard_sparql` and `to_gstore_sparql`).
     """
     if _UNSAFE_BARE_NAME.search(name) or not name or name[0] in " \t=" or name.startswith((NAME_BASE, _W3C)):
         return "<" + name_to_iri(name) + ">"
