@@ -93,9 +93,31 @@ class CachedKnowledgeBase:
         predicates, asked again by the next question beside a few others)
         are not asked again: the others are, in one query. A knowledge base
         whose rows serve one question only is sent `query_for(values)`."""
+        return self._by_value(query_for, values, limit=0) or []
+
+    def select_by_value_within(
+        self, query_for: Callable[[Sequence[Term]], str], values: Sequence[Term], limit: int
+    ) -> list[tuple[Term | None, ...]] | None:
+        """`select_by_value` for a query that ends in a LIMIT of `limit` rows:
+        its rows are returned (and kept) only when the query sent got fewer,
+        so that they are all its rows on every engine; None when it reached
+        the limit (which rows an engine returns then is its choice)."""
+        return self._by_value(query_for, values, limit)
+
+    def _by_value(
+        self, query_for: Callable[[Sequence[Term]], str], values: Sequence[Term], limit: int
+    ) -> list[tuple[Term | None, ...]] | None:
+        """`select_by_value_within`; `limit` 0: the query has no LIMIT."""
         if not self.across_questions:
-            return self.kb.select(query_for(values)).rows
-        parts = self.select_split(query_for, values, lambda value: query_for([value]), projected=False)
+            rows = self.kb.select(query_for(values)).rows
+            return None if limit and len(rows) >= limit else rows
+        single = lambda value: query_for([value])  # noqa: E731
+        parts, missing = self._kept_parts(values, single)
+        read = read_split(self.kb, query_for, missing, single, projected=False)
+        if limit and sum(len(result.rows) for result in read.values()) >= limit:
+            return None
+        self._keep_parts(read, single)
+        parts.update((value, result.rows) for value, result in read.items())
         return [row for value in values for row in parts[value]]
 
     def select_split(
@@ -117,18 +139,29 @@ class CachedKnowledgeBase:
         beside others finds them. The missing values are asked `per_query` at a
         time (0: all in one query); a single one with its own query when the
         single query does not name the value in a column (`projected`)."""
-        parts: dict[Term, list[tuple[Term | None, ...]]] = {}
-        alone = {value: single(value) for value in values}
-        for value in values:
-            kept = self._kept(alone[value]) if self.max_rows > 0 else None
-            if kept is not None:
-                parts[value] = kept.rows
-        missing = [value for value in dict.fromkeys(values) if value not in parts]
-        for value, result in read_split(self.kb, batched, missing, single, projected, per_query).items():
-            parts[value] = result.rows
-            if self.max_rows > 0:
-                self._keep(alone[value], result)
+        parts, missing = self._kept_parts(values, single)
+        read = read_split(self.kb, batched, missing, single, projected, per_query)
+        self._keep_parts(read, single)
+        parts.update((value, result.rows) for value, result in read.items())
         return parts
+
+    def _kept_parts(
+        self, values: Sequence[Term], single: Callable[[Term], str]
+    ) -> tuple[dict[Term, list[tuple[Term | None, ...]]], list[Term]]:
+        """The kept rows of `single(value)` per value, and the distinct values that have none."""
+        parts: dict[Term, list[tuple[Term | None, ...]]] = {}
+        if self.max_rows > 0:
+            for value in values:
+                kept = self._kept(single(value))
+                if kept is not None:
+                    parts[value] = kept.rows
+        return parts, [value for value in dict.fromkeys(values) if value not in parts]
+
+    def _keep_parts(self, read: dict[Term, QueryResult], single: Callable[[Term], str]) -> None:
+        """Keep each value's rows just read as the result of `single(value)`."""
+        if self.max_rows > 0:
+            for value, result in read.items():
+                self._keep(single(value), result)
 
     def _kept(self, query: str) -> QueryResult | None:
         """The kept rows of `query`, now the most recently used; None when

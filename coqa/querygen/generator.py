@@ -8,8 +8,10 @@ kept (`node_relevance`: the predicate's name spelled out in the question plus
 its learned association with the question's words), and only those are
 expanded into answers (`expand_*`), two-hop paths (counted per predicate pair
 first, `discover_chain_*`, then fetched for the most relevant pairs,
-`fetch_chain_*`) or typed answers (`discover_type_*`). No query is cut by a
-LIMIT, so every engine returns the same rows. Each family of shapes has one
+`fetch_chain_*`; read at once where there are few) or typed answers
+(`discover_type_*`). No rows cut by a LIMIT are used (a query that reaches
+its LIMIT is only a sign that there are more), so every engine gives the
+same candidates. Each family of shapes has one
 generator here that instantiates its shapes with what exists, and each
 candidate carries the answers it would return, so the ranker can look at
 them and only the chosen query is run again at the end. Every
@@ -24,7 +26,7 @@ from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence, cast
 
 from coqa.querygen.settings import QueryGenerationSettings
-from coqa.kb.base import KnowledgeBase
+from coqa.kb.base import KBError, KnowledgeBase
 from coqa.kb.names import Term
 from coqa.linking.linker import LinkedNode
 from coqa.shapes import (
@@ -142,7 +144,8 @@ class QueryGenerator:
         relevant ones with at most answers_per_predicate middle nodes: the
         store counts the paths of each predicate pair, the chain_pairs most
         relevant pairs are kept, and the paths of their first predicates that
-        fit in chain_rows are fetched."""
+        fit in chain_rows are fetched. Where all the paths fit in chain_rows,
+        one query reads them (`_few_paths`) and they are counted here."""
         counts = hood.out_counts if shape.outward else hood.in_counts
         first = [p for p, n in counts.items() if p != TYPE_PREDICATE and n <= self.limits.answers_per_predicate]
         fitting = within_budget(first, counts, self.limits.answers_per_node)
@@ -153,10 +156,11 @@ class QueryGenerator:
             cuts.append(CapCut("chain_predicates", f"{node.term} {shape.name}", len(chosen), len(fitting)))
         if not chosen:
             return
-        pair_paths = self._chain_pair_counts(shape, node.term, chosen)
+        read = None if shape is CHAIN_OUT_IN else self._few_paths(shape, node.term, chosen)
+        pair_paths = paths_per_pair(read) if read is not None else self._chain_pair_counts(shape, node.term, chosen)
         if shape is CHAIN_OUT_IN and sum(pair_paths.values()) > self.limits.chain_middle_edges:
-            chosen, paths = self._first_hops_through_small_middles(node.term, chosen, cuts)
-            pair_paths = self._chain_pair_counts(shape, node.term, chosen, walked=paths + 1) if chosen else {}
+            chosen, walked = self._first_hops_through_small_middles(node.term, chosen, cuts)
+            pair_paths = self._chain_pair_counts(shape, node.term, chosen, walked=walked + 1) if chosen else {}
         # Each predicate's relevance once (a chain's pairs share their first and second hops).
         first_score = {p1: hood.relevance(p1, shape.outward) for p1, _ in pair_paths}
         second_score = {p2: hood.relevance(p2, None) for _, p2 in pair_paths}
@@ -170,7 +174,7 @@ class QueryGenerator:
             cuts.append(CapCut(f"chain_rows.{shape.name}", str(node.term), len(fetched), len(firsts)))
         if not fetched:
             return
-        path_answers = self._chain_paths(shape, node.term, fetched, set(kept))
+        path_answers = self._chain_paths(shape, node.term, fetched, set(kept), read)
         for (p1, p2), answers in sorted(path_answers.items(), key=lambda path: path[0]):
             bindings = {"e": node.term, "p1": Term.entity(p1), "p2": Term.entity(p2)}
             yield Candidate(shape, bindings, (node,), (p1, p2), sorted_terms(answers))
@@ -200,15 +204,43 @@ class QueryGenerator:
                 pair_paths[(p1.value, p2.value)] = int(count.value)
         return pair_paths
 
+    def _few_paths(self, shape: Shape, node: Term, firsts: Sequence[str]) -> list[tuple[Term | None, ...]] | None:
+        """All two-hop paths of `shape` with first hops among `firsts` (rows of
+        its fetch template), if there are at most chain_rows of them: then one
+        query gives both their counts and their answers. None when there are
+        more (they are counted first then). chain_out_in does not ask: its
+        paths run into middle nodes many subjects point to, and on the CCKS
+        training questions they were more than chain_rows about half the
+        time, where asking would cost a query for nothing."""
+        return self.reader.select_by_predicate_within(cast(str, shape.fetch), node, firsts, self.limits.chain_rows[shape.name] + 1)
+
     def _chain_paths(
-        self, shape: Shape, node: Term, firsts: Sequence[str], wanted: set[tuple[str, str]]
+        self,
+        shape: Shape,
+        node: Term,
+        firsts: Sequence[str],
+        wanted: set[tuple[str, str]],
+        paths: Sequence[tuple[Term | None, ...]] | None = None,
     ) -> dict[tuple[str, str], set[Term]]:
-        """The answers of the `wanted` predicate pairs, fetched for their first hops `firsts`."""
-        paths: dict[tuple[str, str], set[Term]] = defaultdict(set)
-        for p1, p2, answer in self.reader.select_by_predicate(cast(str, shape.fetch), node, firsts):
+        """The answers of the `wanted` predicate pairs with first hops among
+        `firsts`, from `paths` when they were read already (`_few_paths`), else
+        fetched (their counts say they are at most chain_rows)."""
+        if paths is None:
+            paths = self._few_paths_counted(shape, node, firsts)
+        usable = set(firsts)
+        answers: dict[tuple[str, str], set[Term]] = defaultdict(set)
+        for p1, p2, answer in paths:
             if p1 is not None and p2 is not None and answer is not None and answer != node:
-                if (p1.value, p2.value) in wanted:
-                    paths[(p1.value, p2.value)].add(answer)
+                if p1.value in usable and (p1.value, p2.value) in wanted:
+                    answers[(p1.value, p2.value)].add(answer)
+        return answers
+
+    def _few_paths_counted(self, shape: Shape, node: Term, firsts: Sequence[str]) -> list[tuple[Term | None, ...]]:
+        """The paths of first hops whose paths were counted to fit in chain_rows;
+        KBError if the engine gives more than it counted."""
+        paths = self._few_paths(shape, node, firsts)
+        if paths is None:
+            raise KBError(f"the knowledge base gave more {shape.name} paths from {node} than it counted")
         return paths
 
     def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, Neighbourhood]) -> Iterable[Candidate]:
@@ -303,3 +335,12 @@ class QueryGenerator:
             where = f"{star.nodes[0].term} {star.nodes[1].term} {STAR_IN_IN_OUT.name}"
             cuts.append(CapCut("star_hop_predicates", where, len(chosen), len(usable)))
         return chosen
+
+
+def paths_per_pair(paths: Iterable[tuple[Term | None, ...]]) -> dict[tuple[str, str], int]:
+    """How many of the two-hop paths (rows p1, p2, answer) each predicate pair has: what the shape's discovery counts."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for p1, p2, answer in paths:
+        if p1 is not None and p2 is not None and answer is not None:
+            counts[(p1.value, p2.value)] += 1
+    return dict(counts)

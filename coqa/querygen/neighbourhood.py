@@ -4,7 +4,7 @@ counts and, for those with few enough, their answers."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence, TypeVar
 
@@ -15,7 +15,7 @@ from coqa.kb.result_cache import CachedKnowledgeBase, read_split
 from coqa.kb.side_by_side import SideBySide
 from coqa.linking.linker import LinkedNode
 from coqa.shapes import (
-    BATCHED_BY_LOOKUP, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT,
+    BATCHED_BY_LOOKUP, DISCOVER_IN, DISCOVER_OUT, EDGES_IN, EDGES_OUT, EXPAND_IN, EXPAND_OUT,
 )  # fmt: skip
 from coqa.templates import Template
 from coqa.querygen.candidate import CapCut
@@ -43,6 +43,15 @@ class Neighbourhood:
 def neighbours_of(edges: Mapping[str, set[Term]]) -> set[Term]:
     """Every neighbour of predicate -> neighbours."""
     return set().union(*edges.values())
+
+
+def answers_by_predicate(rows: Sequence[tuple[Term | None, ...]]) -> dict[str, set[Term]]:
+    """Rows (predicate, neighbour) as predicate -> its neighbours."""
+    answers: dict[str, set[Term]] = defaultdict(set)
+    for predicate, neighbour in rows:
+        if predicate is not None and neighbour is not None:
+            answers[predicate.value].add(neighbour)
+    return answers
 
 
 def invert_edges(edges: Mapping[str, set[Term]], among: set[Term]) -> dict[Term, set[str]]:
@@ -97,6 +106,25 @@ class NeighbourhoodReader:
             return self.select(name, e=node, predicates=terms, **bindings)
         return self.kb.select_by_value(lambda values: template.render({"e": node, "predicates": values, **bindings}), terms)
 
+    def select_by_predicate_within(
+        self, name: str, node: Term, predicates: Sequence[str], limit: int
+    ) -> list[tuple[Term | None, ...]] | None:
+        """The rows of template `name` (a VALUES block of `predicates` and a
+        `LIMIT {{limit}}`) for the node, when there are fewer than `limit`: then
+        they are all its rows, the same on every engine, and through a result
+        cache they are kept per predicate as `select_by_predicate` keeps them.
+        None when the query reached the limit."""
+        template = self.templates[name]
+        terms = [Term.entity(p) for p in predicates]
+
+        def query_for(values: Sequence[Term]) -> str:
+            return template.render({"e": node, "predicates": values, "limit": limit})
+
+        if isinstance(self.kb, CachedKnowledgeBase):
+            return self.kb.select_by_value_within(query_for, terms, limit)
+        rows = self.kb.select(query_for(terms)).rows
+        return rows if len(rows) < limit else None
+
     def rows_per_node(self, name: str, nodes: Sequence[Term]) -> dict[Term, list[tuple[Term | None, ...]]]:
         """The rows of lookup `name` (a template of one node `{{e}}`) for each
         of `nodes`, read `nodes_per_query` nodes a query through its batched
@@ -135,31 +163,60 @@ class NeighbourhoodReader:
         self, nodes: Sequence[LinkedNode], relevance: Callable[[LinkedNode], Callable[[str, bool | None], float]]
     ) -> list[tuple[Neighbourhood, list[CapCut]]]:
         """Each node's neighbourhood and the cuts made reading it, in node
-        order: the predicates around all nodes counted in one query per
-        direction (the two side by side), then, node by node and direction by
-        direction (side by side), the most relevant kept and the answers of
-        those with few enough fetched. The dicts hold the kept predicates in
-        relevance order, whatever order an engine returns rows in."""
-        entities = [node.term for node in nodes if not node.term.is_literal]
+        order. Each node's edges one way are read whole where there are at
+        most answers_per_node of them (`edges_out`/`edges_in`, side by side):
+        their counts and answers are then taken from those rows. The
+        predicates of the other nodes and directions are counted (one query
+        per direction, the two side by side) and, node by node and direction
+        by direction (side by side), the answers of the most relevant with few
+        enough are fetched. The dicts hold the kept predicates in relevance
+        order, whatever order an engine returns rows in."""
+        tasks = [(index, outward) for index in range(len(nodes)) for outward in (True, False)]
+        edges = self.side_by_side(lambda task: self._edges(nodes[task[0]].term, task[1]), tasks)
+        counted = [[nodes[index].term for (index, outward), rows in zip(tasks, edges) if outward is way and rows is None] for way in (True, False)]
         out_counts, in_counts = self.side_by_side(
-            lambda lookup: self.predicate_counts(*lookup), [(DISCOVER_OUT, entities), (DISCOVER_IN, [node.term for node in nodes])]
+            lambda lookup: self.predicate_counts(*lookup), [(DISCOVER_OUT, counted[0]), (DISCOVER_IN, counted[1])]
         )
         hoods = [Neighbourhood({}, {}, {}, {}, relevance(node)) for node in nodes]
 
-        def read(task: tuple[int, bool]) -> list[CapCut]:
-            index, outward = task
-            counts = (out_counts if outward else in_counts).get(nodes[index].term, {})
-            return self._direction(nodes[index].term, hoods[index], outward, counts)
+        def read(task: tuple[tuple[int, bool], list[tuple[Term | None, ...]] | None]) -> list[CapCut]:
+            (index, outward), rows = task
+            node = nodes[index].term
+            if rows is not None:
+                counts = dict(Counter(predicate.value for predicate, neighbour in rows if predicate is not None and neighbour is not None))
+                answers = answers_by_predicate(rows)
+                return self._direction(node, hoods[index], outward, counts, lambda predicates: answers)
+            expansion = EXPAND_OUT if outward else EXPAND_IN
+            counts = (out_counts if outward else in_counts).get(node, {})
+            return self._direction(node, hoods[index], outward, counts, lambda predicates: self.expand(expansion, node, predicates))
 
-        cuts = self.side_by_side(read, [(index, outward) for index in range(len(nodes)) for outward in (True, False)])
+        cuts = self.side_by_side(read, list(zip(tasks, edges)))
         return [(hood, cuts[2 * index] + cuts[2 * index + 1]) for index, hood in enumerate(hoods)]
 
-    def _direction(self, node: Term, hood: Neighbourhood, outward: bool, counts: Mapping[str, int]) -> list[CapCut]:
+    def _edges(self, node: Term, outward: bool) -> list[tuple[Term | None, ...]] | None:
+        """The node's edges one way (rows predicate, neighbour) when there are
+        at most answers_per_node of them; None when there are more. A literal
+        has none leaving it."""
+        if outward and node.is_literal:
+            return []
+        limit = self.limits.answers_per_node + 1
+        rows = self.select(EDGES_OUT if outward else EDGES_IN, e=node, limit=limit)
+        return rows if len(rows) < limit else None
+
+    def _direction(
+        self,
+        node: Term,
+        hood: Neighbourhood,
+        outward: bool,
+        counts: Mapping[str, int],
+        answers_of: Callable[[list[str]], Mapping[str, set[Term]]],
+    ) -> list[CapCut]:
         """Fill one direction of the node's neighbourhood from its predicate
         counts: the most relevant predicates kept, the answers of those with
-        few enough fetched; the cuts made."""
+        few enough taken from `answers_of` (predicates -> their answers); the
+        cuts made."""
         cuts: list[CapCut] = []
-        template, edges, kept = (EXPAND_OUT, hood.out, hood.out_counts) if outward else (EXPAND_IN, hood.inward, hood.in_counts)
+        edges, kept = (hood.out, hood.out_counts) if outward else (hood.inward, hood.in_counts)
         direction = "out" if outward else "in"
         chosen = most_relevant(counts, lambda p: hood.relevance(p, outward), self.limits.predicates_per_direction)
         if len(chosen) < len(counts):
@@ -170,9 +227,10 @@ class NeighbourhoodReader:
         fitting = within_budget(small, counts, self.limits.answers_per_node)
         if len(fitting) < len(small):
             cuts.append(CapCut("answers_per_node", f"{node} {direction}", len(fitting), len(small)))
-        fetched = self.expand(template, node, fitting) if fitting else {}
+        fetched = answers_of(fitting) if fitting else {}
+        fetching = set(fitting)
         for predicate in chosen:
-            edges[predicate] = fetched.get(predicate, set())
+            edges[predicate] = fetched.get(predicate, set()) if predicate in fetching else set()
             if counts[predicate] > cap:
                 cuts.append(CapCut("answers_per_predicate", f"{node} {direction} {predicate}", 0, counts[predicate]))
         return cuts

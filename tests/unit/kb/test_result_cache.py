@@ -142,6 +142,31 @@ def test_rows_by_value_for_one_question_send_the_whole_query(store: CountingStor
     assert store.sent == [expand([works, height])]
 
 
+EXPAND_WITHIN = EXPAND + " LIMIT 3"
+
+
+def expand_within(predicates: list[Term]) -> str:
+    return expand(predicates) + " LIMIT 3"
+
+
+def test_rows_by_value_within_a_limit_are_used_and_kept_only_when_fewer_came_back(store: CountingStore) -> None:
+    """`select_by_value_within`: a query that reached its LIMIT gives None and
+    leaves nothing kept (which rows an engine returns then is its choice);
+    one below it gives its rows, kept per value like `select_by_value`."""
+    works, height = Term.entity("代表作品"), Term.entity("身高")
+    cached = CachedKnowledgeBase(store, max_rows=1000)
+    assert cached.select_by_value_within(expand_within, [height, works], limit=3) is None  # 1 + 2 rows: the limit
+    whole = store.select(expand([works])).rows
+    store.sent.clear()
+    rows = cached.select_by_value_within(expand_within, [works], limit=3)
+    assert rows is not None and sorted(rows) == sorted(whole) and len(rows) == 2
+    assert store.sent == [expand_within([works])]  # not kept from the query that reached the limit
+    store.sent.clear()
+    assert cached.select_by_value_within(expand_within, [works], limit=3) == rows and store.sent == []
+    for_one_question = CachedKnowledgeBase(store, max_rows=1000, lifetime=0)
+    assert for_one_question.select_by_value_within(expand_within, [height, works], limit=3) is None
+
+
 COUNTS_OF = "SELECT ?p (COUNT(?o) AS ?n) WHERE { <{e}> ?p ?o . } GROUP BY ?p"
 COUNTS_OF_ALL = "SELECT ?e ?p (COUNT(?o) AS ?n) WHERE { VALUES ?e { {entities} } ?e ?p ?o . } GROUP BY ?e ?p"
 

@@ -191,14 +191,54 @@ class _CountingKB:
         return self.kb.select(query)
 
 
-def test_a_node_s_predicates_are_counted_once_across_questions_behind_the_result_cache(hub_kb: KnowledgeBase) -> None:
+def _edges_read(sent: list[str], node: str, limit: int) -> list[str]:
+    """The queries of `sent` that read the node's edges whole, either way."""
+    queries = {TEMPLATES[name].render({"e": Term.entity(node), "limit": limit}) for name in ("edges_out", "edges_in")}
+    return [query for query in sent if query in queries]
+
+
+def test_a_node_s_edges_are_read_once_across_questions_behind_the_result_cache(hub_kb: KnowledgeBase) -> None:
     kb = _CountingKB(hub_kb)
-    generator = QueryGenerator(CachedKnowledgeBase(kb, 100_000), TEMPLATES, default_settings().query_generation)  # type: ignore[arg-type]
+    settings = default_settings().query_generation
+    generator = QueryGenerator(CachedKnowledgeBase(kb, 100_000), TEMPLATES, settings)  # type: ignore[arg-type]
     hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
     first = generator.generate([hub], "枢纽的首都")
     second = generator.generate([hub], "枢纽的首都")
     assert first == second
-    assert sum("GROUP BY ?p\n" in q or q.endswith("GROUP BY ?p") for q in kb.sent) == 2  # out and in, once
+    assert len(_edges_read(kb.sent, "枢纽", settings.answers_per_node + 1)) == 2  # out and in, once
+
+
+def test_a_node_with_few_edges_is_read_whole_without_counting_or_expanding(hub_kb: KnowledgeBase) -> None:
+    """<枢纽> has 309 edges out, fewer than answers_per_node: one query a
+    direction gives its counts and answers, and its two-hop paths out, fewer
+    than chain_rows, come in one query too (no discovery)."""
+    kb = _CountingKB(hub_kb)
+    settings = default_settings().query_generation
+    candidates = QueryGenerator(kb, TEMPLATES, settings).generate([LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")], "枢纽的首都的人口")  # type: ignore[arg-type]
+    assert len(_edges_read(kb.sent, "枢纽", settings.answers_per_node + 1)) == 2
+    assert not [q for q in kb.sent if "COUNT(?o)" in q or "COUNT(?s)" in q or "VALUES ?p" in q and "?p ?o" in q]
+    assert not [q for q in kb.sent if "COUNT(?x)" in q and "?y ?p2 ?x" in q and "<枢纽> ?p1" in q]  # chain_out_out not counted
+    chains = {c.predicates: c.answers for c in candidates if c.shape.name == "chain_out_out"}
+    assert chains[("首都", "人口")] == (Term.literal("2000万"),)
+
+
+def test_a_node_with_more_edges_than_answers_per_node_is_counted_then_expanded(hub_kb: KnowledgeBase) -> None:
+    """The same question with answers_per_node 20: the whole read reaches its
+    limit, so the predicates are counted and the most relevant expanded; the
+    counts and the answers of the predicate asked are those of the whole read."""
+
+    def one_hop(answers_per_node: int) -> tuple[dict[str, Candidate], list[str]]:
+        kb = _CountingKB(hub_kb)
+        limits = replace(default_settings().query_generation, predicates_per_direction=400, answers_per_node=answers_per_node)
+        candidates = QueryGenerator(kb, TEMPLATES, limits).generate([LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")], "枢纽的首都")  # type: ignore[arg-type]
+        return {c.predicates[0]: c for c in candidates if c.shape.name == "one_hop_out"}, kb.sent
+
+    few, sent = one_hop(20)
+    assert any("COUNT(?o)" in q for q in sent)
+    whole, sent = one_hop(400)
+    assert not any("COUNT(?o)" in q for q in sent)
+    assert {p: c.answer_count for p, c in few.items()} == {p: c.answer_count for p, c in whole.items()}
+    assert few["首都"].answers == whole["首都"].answers == (Term.entity("京城"),)
 
 
 def test_answers_per_node_fetches_the_most_relevant_predicates_that_fit(hub_kb: KnowledgeBase) -> None:
