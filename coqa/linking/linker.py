@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from rapidfuzz import fuzz
 
@@ -50,6 +50,8 @@ TERM_FEATURES = (
 # rare from common entities, and a hub's tens of thousands of edges are not walked.
 DEGREE_COUNTED = 1000
 KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_context", "t_context_gap", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
+_Task = TypeVar("_Task")
+_Result = TypeVar("_Result")
 LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
 _IGNORED_CHARS = set("的是了在和与及有哪些什么谁吗呢？?，,。.、 ")
 _PERSON_TYPES = {"人物", "演员", "歌手", "导演", "作家", "文学家", "运动员"}
@@ -187,23 +189,13 @@ class EntityLinker:
     def _add_kb_features(self, text: str, candidates: list[LinkCandidate]) -> None:
         entities = sorted({c.term for c in candidates if not c.term.is_literal})
         degrees: dict[Term, float] = {}
-        types: dict[Term, set[str]] = defaultdict(set)
-        around: dict[Term, set[str]] = defaultdict(set)  # the characters of the predicates around an entity
+        types: dict[Term, set[str]] = {}
+        around: dict[Term, set[str]] = {}  # the characters of the predicates around an entity
         if entities:
-            counted = self.reads.map(self._degree, entities) if self.reads is not None else list(map(self._degree, entities))
-            degrees.update((entity, count) for entity, count in zip(entities, counted) if count is not None)
-            for typed, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
-                if typed is not None and type_term is not None:
-                    types[typed].add(base_name(type_term.value))
+            degrees, types = self._degrees_and_types(entities)
             hubs = {entity for entity in entities if degrees.get(entity, 0.0) >= DEGREE_COUNTED}
             hubs |= self._arriving_hubs([entity for entity in entities if entity not in hubs])
-            for entity in sorted(hubs):
-                around[entity].update(*self._predicates_counted_around(entity))
-            others = [entity for entity in entities if entity not in hubs]
-            rows = self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": others})).rows if others else []
-            for subject, predicate in rows:
-                if subject is not None and predicate is not None:
-                    around[subject].update(predicate.value)
+            around = self._predicate_characters(sorted(hubs), [entity for entity in entities if entity not in hubs])
         log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
         most_by_mention = _most_per_mention(candidates, log_degrees)
         mask = content_mask(text)
@@ -228,11 +220,63 @@ class EntityLinker:
                 }
             )
 
+    def _side_by_side(self, function: Callable[[_Task], _Result], tasks: Sequence[_Task]) -> list[_Result]:
+        """`function` of each task, in order: side by side in `reads` where there is one."""
+        return self.reads.map(function, tasks) if self.reads is not None else [function(task) for task in tasks]
+
+    def _degrees_and_types(self, entities: Sequence[Term]) -> tuple[dict[Term, float], dict[Term, set[str]]]:
+        """Each entity's degree (edges counted up to DEGREE_COUNTED; none without
+        a count row) and the names of its types, read side by side."""
+
+        def read(entity: Term | None) -> tuple[dict[Term, float], dict[Term, set[str]]]:
+            if entity is None:
+                return {}, self._types(entities)
+            degree = self._degree(entity)
+            return ({entity: degree} if degree is not None else {}), {}
+
+        degrees: dict[Term, float] = {}
+        types: dict[Term, set[str]] = {}
+        for found_degrees, found_types in self._side_by_side(read, [None, *entities]):
+            degrees.update(found_degrees)
+            types.update(found_types)
+        return degrees, types
+
     def _degree(self, entity: Term) -> float | None:
         """The entity's edges, counted up to DEGREE_COUNTED (None: no count row)."""
         rows = self.kb.select(self.templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_COUNTED})).rows
         counts = [float(count.value) for (count,) in rows if count is not None]
         return counts[-1] if counts else None
+
+    def _types(self, entities: Sequence[Term]) -> dict[Term, set[str]]:
+        """The names of each entity's types (entities without one left out)."""
+        types: dict[Term, set[str]] = defaultdict(set)
+        for typed, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
+            if typed is not None and type_term is not None:
+                types[typed].add(base_name(type_term.value))
+        return types
+
+    def _predicate_characters(self, hubs: Sequence[Term], others: Sequence[Term]) -> dict[Term, set[str]]:
+        """The characters of the predicates around each entity, read side by
+        side: a hub's as query generation counts them (`discover_out`,
+        `discover_in`: where a hub has too many edges one way for query
+        generation to read them whole, the knowledge base's result cache
+        answers its count with these rows), the others' in one
+        `predicates_around`."""
+
+        def read(task: tuple[Term, str] | None) -> list[tuple[Term, str]]:
+            if task is None:
+                rows = self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": others})).rows
+                return [(entity, predicate.value) for entity, predicate in rows if entity is not None and predicate is not None]
+            hub, template = task
+            rows = self.kb.select(self.templates[template].render({"e": hub})).rows
+            return [(hub, row[0].value) for row in rows if row[0] is not None]
+
+        tasks: list[tuple[Term, str] | None] = [(hub, template) for hub in hubs for template in (DISCOVER_OUT, DISCOVER_IN)]
+        around: dict[Term, set[str]] = defaultdict(set)
+        for found in self._side_by_side(read, tasks + ([None] if others else [])):
+            for entity, predicate in found:
+                around[entity].update(predicate)
+        return around
 
     def _arriving_hubs(self, entities: Sequence[Term]) -> set[Term]:
         """The entities with at least DEGREE_COUNTED edges arriving (a country,
@@ -248,19 +292,6 @@ class EntityLinker:
         """The edges arriving at `entities`, counted up to DEGREE_COUNTED (no row, gStore's answer to a count of nothing: 0)."""
         rows = self.kb.select(self.templates[IN_DEGREE].render({"entities": entities, "limit": DEGREE_COUNTED})).rows
         return int(rows[0][0].value) if rows and rows[0][0] is not None else 0
-
-    def _predicates_counted_around(self, hub: Term) -> list[str]:
-        """The predicates around a hub, from the queries with which query
-        generation counts them (`discover_out`, `discover_in`): the same
-        predicates as `predicates_around`, and the knowledge base's result cache
-        answers query generation's count of the hub with these rows, so its
-        edges are walked once, not twice."""
-        return [
-            row[0].value
-            for template in (DISCOVER_OUT, DISCOVER_IN)
-            for row in self.kb.select(self.templates[template].render({"e": hub})).rows
-            if row[0] is not None
-        ]
 
 
 def _characters(words: Iterable[str]) -> set[str]:

@@ -82,8 +82,10 @@ class QueryGenerator:
         chain_nodes = [n for n in top if not n.term.is_literal][: self.limits.chain_nodes] + [n for n in top if n.term.is_literal][:2]
         candidates.extend(self._all_chains(chain_nodes, hoods, cuts))
         pairs = [(a, b) for a, b in permutations(top[: self.limits.star_nodes], 2) if not a.overlaps(b)]
-        for first, second in pairs if any(self.limits.allows(shape.name) for shape in PAIR_SHAPES) else ():
-            candidates.extend(self._pair(first, second, hoods))
+        pairs = pairs if any(self.limits.allows(shape.name) for shape in PAIR_SHAPES) else []
+        typed = self._typed_answers(pairs, hoods)
+        for first, second in pairs:
+            candidates.extend(self._pair(first, second, hoods, typed))
         for trio in combinations(top[: self.limits.star_nodes], 3) if self.limits.allows(STAR3_IN.name) else ():
             if not any(a.overlaps(b) for a, b in combinations(trio, 2)):
                 candidates.extend(star3_candidates(trio, hoods))
@@ -243,7 +245,9 @@ class QueryGenerator:
             raise KBError(f"the knowledge base gave more {shape.name} paths from {node} than it counted")
         return paths
 
-    def _pair(self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, Neighbourhood]) -> Iterable[Candidate]:
+    def _pair(
+        self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, Neighbourhood], typed: Mapping[tuple[Term, Term, Shape], dict[str, set[Term]]]
+    ) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
         yield from star_candidates(STAR_IN_IN, first, second, a.inward, b.inward, ordered=True)
         yield from star_candidates(STAR_OUT_IN, first, second, a.out, b.inward, ordered=False)
@@ -251,8 +255,8 @@ class QueryGenerator:
         for predicate, objects in a.out.items():
             if second.term in objects:
                 yield from self._linked_facts(first, second, predicate, a, b)
-        if TYPE_PREDICATE in b.in_counts and not first.term.is_literal:
-            yield from self._typed(first, second, a)
+        for shape in shapes_of(TYPED):
+            yield from self._typed(first, second, shape, a, typed.get((first.term, second.term, shape), {}))
 
     def _linked_facts(
         self, first: LinkedNode, second: LinkedNode, predicate: str, hood: Neighbourhood, second_hood: Neighbourhood
@@ -272,18 +276,38 @@ class QueryGenerator:
             bindings = {"e": second.term, **fact, "p": Term.entity(other)}
             yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), sorted_terms(objects))
 
-    def _typed(self, node: LinkedNode, type_node: LinkedNode, hood: Neighbourhood) -> Iterable[Candidate]:
-        """Answers of the node's expanded predicates that have the linked type."""
-        for shape in shapes_of(TYPED):
-            predicates = list(hood.out_counts if shape.outward else hood.in_counts)
-            if not predicates:
-                continue
-            rows = self.reader.select_by_predicate(cast(str, shape.discovery), node.term, predicates, t=type_node.term)
-            typed: dict[str, set[Term]] = defaultdict(set)
-            for row_predicate, answer in rows:
-                if row_predicate is not None and answer is not None:
-                    typed[row_predicate.value].add(answer)
-            for predicate in [p for p in predicates if p in typed]:
+    def _typed_answers(
+        self, pairs: Sequence[tuple[LinkedNode, LinkedNode]], hoods: Mapping[Term, Neighbourhood]
+    ) -> dict[tuple[Term, Term, Shape], dict[str, set[Term]]]:
+        """For each pair (node, type node) whose second is a type (it has
+        things of its type arriving) and each typed shape: the answers of the
+        node's expanded predicates that have that type, by predicate. The
+        discoveries do not depend on each other, so they go side by side."""
+        work = [
+            (first.term, second.term, shape, list(hoods[first.term].out_counts if shape.outward else hoods[first.term].in_counts))
+            for first, second in pairs
+            if TYPE_PREDICATE in hoods[second.term].in_counts and not first.term.is_literal
+            for shape in shapes_of(TYPED)
+        ]
+        work = [task for task in work if task[3]]
+
+        def discover(task: tuple[Term, Term, Shape, list[str]]) -> dict[str, set[Term]]:
+            node, type_node, shape, predicates = task
+            answers: dict[str, set[Term]] = defaultdict(set)
+            for predicate, answer in self.reader.select_by_predicate(cast(str, shape.discovery), node, predicates, t=type_node):
+                if predicate is not None and answer is not None:
+                    answers[predicate.value].add(answer)
+            return answers
+
+        found = self.reader.side_by_side(discover, work)
+        return {(node, type_node, shape): answers for (node, type_node, shape, _), answers in zip(work, found)}
+
+    def _typed(
+        self, node: LinkedNode, type_node: LinkedNode, shape: Shape, hood: Neighbourhood, typed: Mapping[str, set[Term]]
+    ) -> Iterable[Candidate]:
+        """Answers of the node's expanded predicates that have the linked type (`_typed_answers`)."""
+        for predicate in hood.out_counts if shape.outward else hood.in_counts:
+            if predicate in typed:
                 bindings = {"e": node.term, "p": Term.entity(predicate), "t": type_node.term}
                 yield Candidate(shape, bindings, (node, type_node), (predicate, TYPE_PREDICATE), sorted_terms(typed[predicate]))
 
