@@ -22,8 +22,8 @@ is also reported on its own (`kb select`, part of the stages above), with
 the number of queries per question, and the CPU time of query generation's
 queries by template (`coqa/queries/NAME.rq`: rendering, admission, the
 store's evaluation and the conversion of the rows), and that of the
-linker's look-ups of its candidates' KB features by template (degree,
-types, arriving edges, predicates around: part of `link`).
+linker's look-ups of its candidates' KB features by template (their edges
+out and in, a hub's types and predicate counts: part of `link`).
 
 To compare two versions of the code, run it alternately with `PYTHONPATH`
 pointing at a checkout of the other version and compare the `--json` files.

@@ -109,11 +109,9 @@ EXPAND_OUT = "expand_out"
 EXPAND_IN = "expand_in"
 EDGES_OUT = "edges_out"
 EDGES_IN = "edges_in"
-ENTITY_DEGREE = "degree"
 ENTITY_TYPES = "types"
-ENTITY_PREDICATES = "predicates_around"
 IN_DEGREE = "in_degree"
-LOOKUPS = (DISCOVER_OUT, DISCOVER_IN, EXPAND_OUT, EXPAND_IN, EDGES_OUT, EDGES_IN, ENTITY_DEGREE, ENTITY_TYPES, ENTITY_PREDICATES, IN_DEGREE)
+LOOKUPS = (DISCOVER_OUT, DISCOVER_IN, EXPAND_OUT, EXPAND_IN, EDGES_OUT, EDGES_IN, ENTITY_TYPES, IN_DEGREE)
 # Lookups of one node `{{e}}` read for several nodes at once (`VALUES ?e { {{entities}} }`, ?e first): the rows of
 # one node are those of its own lookup, so candidates do not depend on these templates, and a model does not
 # record them (coqa.templates.template_digest).

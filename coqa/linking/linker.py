@@ -34,8 +34,9 @@ from coqa.kb.names import Term
 from coqa.kb.mention_index import LITERAL, MENTION, NAME
 from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions.detection import Mention
+from coqa.edges import Edges, read_edges
 from coqa.kb.side_by_side import SideBySide
-from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_DEGREE, ENTITY_PREDICATES, ENTITY_TYPES, IN_DEGREE
+from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_TYPES, TYPE_PREDICATE
 from coqa.templates import Template
 
 MENTION_FEATURES = (
@@ -192,10 +193,9 @@ class EntityLinker:
         types: dict[Term, set[str]] = {}
         around: dict[Term, set[str]] = {}  # the characters of the predicates around an entity
         if entities:
-            degrees, types = self._degrees_and_types(entities)
-            hubs = {entity for entity in entities if degrees.get(entity, 0.0) >= DEGREE_COUNTED}
-            hubs |= self._arriving_hubs([entity for entity in entities if entity not in hubs])
-            around = self._predicate_characters(sorted(hubs), [entity for entity in entities if entity not in hubs])
+            edges = self._edges(entities)
+            degrees = {entity: float(out.counted(DEGREE_COUNTED)) for entity, (out, _) in edges.items()}
+            types, around = self._types_and_predicates(edges)
         log_degrees = [math.log1p(degrees.get(c.term, 0.0)) for c in candidates]
         most_by_mention = _most_per_mention(candidates, log_degrees)
         mask = content_mask(text)
@@ -224,74 +224,52 @@ class EntityLinker:
         """`function` of each task, in order: side by side in `reads` where there is one."""
         return self.reads.map(function, tasks) if self.reads is not None else [function(task) for task in tasks]
 
-    def _degrees_and_types(self, entities: Sequence[Term]) -> tuple[dict[Term, float], dict[Term, set[str]]]:
-        """Each entity's degree (edges counted up to DEGREE_COUNTED; none without
-        a count row) and the names of its types, read side by side."""
+    def _edges(self, entities: Sequence[Term]) -> dict[Term, tuple[Edges, Edges]]:
+        """Each entity's edges out and in (`coqa.edges`: whole where they are
+        few; query generation reads its nodes' with the same queries), side by side."""
+        tasks = [(entity, outward) for entity in entities for outward in (True, False)]
+        found = self._side_by_side(lambda task: read_edges(self.kb, self.templates, *task), tasks)
+        return {entity: (found[2 * index], found[2 * index + 1]) for index, entity in enumerate(entities)}
 
-        def read(entity: Term | None) -> tuple[dict[Term, float], dict[Term, set[str]]]:
-            if entity is None:
-                return {}, self._types(entities)
-            degree = self._degree(entity)
-            return ({entity: degree} if degree is not None else {}), {}
-
-        degrees: dict[Term, float] = {}
-        types: dict[Term, set[str]] = {}
-        for found_degrees, found_types in self._side_by_side(read, [None, *entities]):
-            degrees.update(found_degrees)
-            types.update(found_types)
-        return degrees, types
-
-    def _degree(self, entity: Term) -> float | None:
-        """The entity's edges, counted up to DEGREE_COUNTED (None: no count row)."""
-        rows = self.kb.select(self.templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_COUNTED})).rows
-        counts = [float(count.value) for (count,) in rows if count is not None]
-        return counts[-1] if counts else None
-
-    def _types(self, entities: Sequence[Term]) -> dict[Term, set[str]]:
-        """The names of each entity's types (entities without one left out)."""
+    def _types_and_predicates(self, edges: Mapping[Term, tuple[Edges, Edges]]) -> tuple[dict[Term, set[str]], dict[Term, set[str]]]:
+        """The names of each entity's types and the characters of the
+        predicates around it: from its edges where they were read whole; where
+        there were too many one way (a hub), its predicates that way as query
+        generation counts them (`discover_out`, `discover_in`: the result cache
+        then answers query generation's count with these rows) and, for too
+        many out, its types in one `types` query; those read side by side."""
         types: dict[Term, set[str]] = defaultdict(set)
-        for typed, type_term in self.kb.select(self.templates[ENTITY_TYPES].render({"entities": entities})).rows:
-            if typed is not None and type_term is not None:
-                types[typed].add(base_name(type_term.value))
-        return types
+        around: dict[Term, set[str]] = defaultdict(set)
+        counted: list[tuple[Term, str]] = []
+        for entity, (out, inward) in edges.items():
+            for direction, template in ((out, DISCOVER_OUT), (inward, DISCOVER_IN)):
+                if not direction.complete:
+                    counted.append((entity, template))
+                    continue
+                for predicate, neighbour in direction.rows:
+                    if predicate is not None and neighbour is not None:
+                        around[entity].update(predicate.value)
+                        if direction is out and predicate.value == TYPE_PREDICATE:
+                            types[entity].add(base_name(neighbour.value))
+        untyped = [entity for entity, (out, _) in edges.items() if not out.complete]
 
-    def _predicate_characters(self, hubs: Sequence[Term], others: Sequence[Term]) -> dict[Term, set[str]]:
-        """The characters of the predicates around each entity, read side by
-        side: a hub's as query generation counts them (`discover_out`,
-        `discover_in`: where a hub has too many edges one way for query
-        generation to read them whole, the knowledge base's result cache
-        answers its count with these rows), the others' in one
-        `predicates_around`."""
-
-        def read(task: tuple[Term, str] | None) -> list[tuple[Term, str]]:
+        def read(task: tuple[Term, str] | None) -> list[tuple[Term, str | None, str | None]]:
+            """(entity, predicate, None) rows of a count, or (entity, None, type name) rows of the types."""
             if task is None:
-                rows = self.kb.select(self.templates[ENTITY_PREDICATES].render({"entities": others})).rows
-                return [(entity, predicate.value) for entity, predicate in rows if entity is not None and predicate is not None]
+                rows = self.kb.select(self.templates[ENTITY_TYPES].render({"entities": untyped})).rows
+                return [(entity, None, base_name(type_term.value)) for entity, type_term in rows if entity is not None and type_term is not None]
             hub, template = task
             rows = self.kb.select(self.templates[template].render({"e": hub})).rows
-            return [(hub, row[0].value) for row in rows if row[0] is not None]
+            return [(hub, row[0].value, None) for row in rows if row[0] is not None]
 
-        tasks: list[tuple[Term, str] | None] = [(hub, template) for hub in hubs for template in (DISCOVER_OUT, DISCOVER_IN)]
-        around: dict[Term, set[str]] = defaultdict(set)
-        for found in self._side_by_side(read, tasks + ([None] if others else [])):
-            for entity, predicate in found:
-                around[entity].update(predicate)
-        return around
-
-    def _arriving_hubs(self, entities: Sequence[Term]) -> set[Term]:
-        """The entities with at least DEGREE_COUNTED edges arriving (a country,
-        a university: hubs by what points at them), whose predicates are then
-        counted like those of any hub instead of read edge by edge. One
-        bounded count of all their arriving edges first; one per entity only
-        when that reaches the bound."""
-        if not entities or self._arriving_edges(entities) < DEGREE_COUNTED:
-            return set()
-        return {entity for entity in entities if self._arriving_edges([entity]) >= DEGREE_COUNTED}
-
-    def _arriving_edges(self, entities: Sequence[Term]) -> int:
-        """The edges arriving at `entities`, counted up to DEGREE_COUNTED (no row, gStore's answer to a count of nothing: 0)."""
-        rows = self.kb.select(self.templates[IN_DEGREE].render({"entities": entities, "limit": DEGREE_COUNTED})).rows
-        return int(rows[0][0].value) if rows and rows[0][0] is not None else 0
+        tasks: list[tuple[Term, str] | None] = [*counted, *([None] if untyped else [])]
+        for found in self._side_by_side(read, tasks):
+            for entity, predicate_name, type_name in found:
+                if predicate_name is not None:
+                    around[entity].update(predicate_name)
+                if type_name is not None:
+                    types[entity].add(type_name)
+        return types, around
 
 
 def _characters(words: Iterable[str]) -> set[str]:

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence, TypeVar
 
 from coqa.querygen.settings import QueryGenerationSettings
+from coqa.edges import read_edges
 from coqa.kb.base import KnowledgeBase
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase, read_split
 from coqa.kb.side_by_side import SideBySide
 from coqa.linking.linker import LinkedNode
 from coqa.shapes import (
-    BATCHED_BY_LOOKUP, DISCOVER_IN, DISCOVER_OUT, EDGES_IN, EDGES_OUT, EXPAND_IN, EXPAND_OUT,
+    BATCHED_BY_LOOKUP, DISCOVER_IN, DISCOVER_OUT, EXPAND_IN, EXPAND_OUT,
 )  # fmt: skip
 from coqa.templates import Template
 from coqa.querygen.candidate import CapCut
@@ -163,8 +164,8 @@ class NeighbourhoodReader:
         self, nodes: Sequence[LinkedNode], relevance: Callable[[LinkedNode], Callable[[str, bool | None], float]]
     ) -> list[tuple[Neighbourhood, list[CapCut]]]:
         """Each node's neighbourhood and the cuts made reading it, in node
-        order. Each node's edges one way are read whole where there are at
-        most answers_per_node of them (`edges_out`/`edges_in`, side by side):
+        order. Each node's edges one way are read whole where there are few
+        (`coqa.edges`, side by side; linking read them already for an entity):
         their counts and answers are then taken from those rows. The
         predicates of the other nodes and directions are counted (one query
         per direction, the two side by side) and, node by node and direction
@@ -194,14 +195,10 @@ class NeighbourhoodReader:
         return [(hood, cuts[2 * index] + cuts[2 * index + 1]) for index, hood in enumerate(hoods)]
 
     def _edges(self, node: Term, outward: bool) -> list[tuple[Term | None, ...]] | None:
-        """The node's edges one way (rows predicate, neighbour) when there are
-        at most answers_per_node of them; None when there are more. A literal
-        has none leaving it."""
-        if outward and node.is_literal:
-            return []
-        limit = self.limits.answers_per_node + 1
-        rows = self.select(EDGES_OUT if outward else EDGES_IN, e=node, limit=limit)
-        return rows if len(rows) < limit else None
+        """The node's edges one way (rows predicate, neighbour) where they are
+        few enough to be read whole (`coqa.edges`); None where there are more."""
+        edges = read_edges(self.kb, self.templates, node, outward)
+        return edges.rows if edges.complete else None
 
     def _direction(
         self,

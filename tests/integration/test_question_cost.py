@@ -17,7 +17,7 @@ from coqa.config import default_settings  # noqa: E402
 from coqa.kb.demo import ensure_demo_store  # noqa: E402
 from coqa.mentions.detection import normalize_question  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
-from coqa.shapes import ENTITY_DEGREE, LOOKUPS  # noqa: E402
+from coqa.shapes import EDGES_IN, EDGES_OUT, LOOKUPS  # noqa: E402
 
 QUESTION = "周星驰主演的电影有哪些？"
 
@@ -40,8 +40,7 @@ def test_linking_lookups_are_counted_by_template(store: Path) -> None:
     run.pipeline.close()
 
     lookups = summary["linking_queries"]
-    # One degree count per candidate entity (answered from memory or not), none of them a generation query.
-    assert lookups[ENTITY_DEGREE]["calls_per_question"] == len(entities)
+    # Each candidate entity's edges read once each way (answered from memory or not).
+    assert lookups[EDGES_OUT]["calls_per_question"] == lookups[EDGES_IN]["calls_per_question"] == len(entities)
     assert set(lookups) <= set(LOOKUPS)
     assert sum(figures["calls_per_question"] for figures in lookups.values()) <= summary["queries_per_question"]
-    assert ENTITY_DEGREE not in summary["generation_queries"]

@@ -17,6 +17,7 @@ from conftest import BENCH_DIR
 from coqa.config import default_settings
 from coqa.dataset import read_ccks
 from coqa.gold import parse_query
+from coqa.edges import EDGES_READ_WHOLE
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.gstore import GStore
 from coqa.kb.backends.oxigraph_store import OxigraphStore
@@ -31,7 +32,8 @@ from coqa.shapes import (
     CHAIN,
     DISCOVER_IN,
     DISCOVER_OUT,
-    ENTITY_DEGREE,
+    EDGES_IN,
+    EDGES_OUT,
     EXPAND_IN,
     EXPAND_OUT,
     IN_DEGREE,
@@ -41,7 +43,7 @@ from coqa.shapes import (
 from coqa.testing.gstore_server import GStoreServer
 
 GENERATION_ENTITIES = 40  # gold entities of the first dev questions whose neighbourhoods are queried
-DEGREE_LIMIT = 5  # a cap most of those entities exceed, so the capped degree count is compared where it cuts
+DEGREE_LIMIT = 5  # a cap most of those entities exceed, so the capped counts and reads are compared where they cut
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +84,11 @@ def test_dev_gold_queries_give_identical_results_on_four_engines(engines: tuple[
 def _generation_queries(embedded: OxigraphStore) -> Iterator[str]:
     """Every discovery and expansion template, rendered for gold entities of
     the first dev questions with all the predicates around them, and their
-    degree counted up to a cap."""
+    arriving edges counted up to a cap."""
     templates = load_templates(QUERIES_DIR)
     entities = list(dict.fromkeys(e for q in read_ccks(BENCH_DIR / "dev.txt") for e in parse_query(q.sparql).entities()))
     for name in entities[:GENERATION_ENTITIES]:
         entity = Term.entity(name.strip("<>"))
-        yield templates[ENTITY_DEGREE].render({"e": entity, "limit": DEGREE_LIMIT})
         for batched in BATCHED_BY_LOOKUP.values():  # the entity beside another (the last of the gold entities)
             yield templates[batched].render({"entities": [entity, Term.entity(entities[len(entities) - 1].strip("<>"))]})
         yield templates[IN_DEGREE].render({"entities": [entity], "limit": DEGREE_LIMIT})
@@ -128,6 +129,32 @@ def test_query_generation_queries_give_identical_rows_on_four_engines(
 
 
 @pytest.mark.slow
+def test_edges_read_whole_agree_on_four_engines(engines: tuple[OxigraphStore, dict[str, KnowledgeBase]]) -> None:
+    """A node's edges one way (`coqa.edges`, at most a LIMIT of rows): every
+    engine agrees whether they are all there and, where they are, on the
+    rows; where a read reaches its limit (a cap most gold entities exceed),
+    only on that, which is all coqa reads from it (the rows are each engine's choice)."""
+    embedded, remotes = engines
+    templates = load_templates(QUERIES_DIR)
+    entities = list(dict.fromkeys(e for q in read_ccks(BENCH_DIR / "dev.txt") for e in parse_query(q.sparql).entities()))
+    differ: dict[str, list[str]] = {name: [] for name in remotes}
+    cut = 0
+    for name in entities[:GENERATION_ENTITIES]:
+        for template in (EDGES_OUT, EDGES_IN):
+            for limit in (DEGREE_LIMIT, EDGES_READ_WHOLE + 1):
+                query = templates[template].render({"e": Term.entity(name.strip("<>")), "limit": limit})
+                rows = embedded.select(query).rows
+                expected = sorted(rows) if len(rows) < limit else limit
+                cut += len(rows) >= limit
+                for engine, kb in remotes.items():
+                    found = kb.select(query).rows
+                    if (sorted(found) if len(found) < limit else limit) != expected:
+                        differ[engine].append(query)
+    assert cut > GENERATION_ENTITIES / 2
+    assert differ == {name: [] for name in remotes}
+
+
+@pytest.mark.slow
 def test_batched_lookups_split_per_node_give_each_nodes_own_rows_on_four_engines(
     engines: tuple[OxigraphStore, dict[str, KnowledgeBase]],
 ) -> None:
@@ -153,5 +180,5 @@ def test_batched_lookups_split_per_node_give_each_nodes_own_rows_on_four_engines
 def _read_as_coqa_does(rows: list[tuple[Term | None, ...]]) -> list[tuple[Term | None, ...]]:
     """The rows in order; gStore answers a COUNT of nothing with no row where
     the others give 0, and the bounded counts read no row as 0
-    (`QueryGenerator._bounded_count`, `EntityLinker._arriving_edges`)."""
+    (`NeighbourhoodReader.bounded_count`)."""
     return sorted(rows) or [(Term.literal("0"),)]

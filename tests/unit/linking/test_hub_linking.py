@@ -1,7 +1,7 @@
-"""Linking a hub (an entity whose degree count reaches DEGREE_COUNTED): the
-predicates around it come from query generation's per-node counts, which the
-result cache then answers for query generation, so its edges are walked once;
-the facts-fit feature is the one `predicates_around` gives."""
+"""Linking a hub (an entity with too many edges one way to read them whole,
+`coqa.edges`): its predicates that way come from query generation's per-node
+counts, which the result cache then answers for query generation, so its
+edges are walked once; the facts-fit feature is the one its edges give."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MentionIndex
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
-from coqa.linking.linker import DEGREE_COUNTED, EntityLinker
+from coqa.edges import EDGES_READ_WHOLE
+from coqa.linking.linker import EntityLinker
 from coqa.linking.model import LinkerModel
 from coqa.mentions.detection import detect_mentions
 from coqa.templates import load_templates
 from coqa.resources import QUERIES_DIR
-from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, ENTITY_PREDICATES
+from coqa.shapes import DISCOVER_IN, DISCOVER_OUT, EDGES_IN, EDGES_OUT
 
 TEMPLATES = load_templates(QUERIES_DIR)
 HUB, SMALL, STATION = Term.entity("枢纽"), Term.entity("小站"), Term.entity("车站")
@@ -30,9 +31,9 @@ HUB, SMALL, STATION = Term.entity("枢纽"), Term.entity("小站"), Term.entity(
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("hub-link-data")
-    lines = [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(DEGREE_COUNTED)]
+    lines = [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(EDGES_READ_WHOLE)]
     lines += ["<枢纽>\t<首都>\t<京城> .", "<来客>\t<到达>\t<枢纽> .", "<小站>\t<首都>\t<京城> .", "<车站>\t<首都>\t<京城> ."]
-    lines += [f"<旅客{i}>\t<到达>\t<车站> ." for i in range(DEGREE_COUNTED)]
+    lines += [f"<旅客{i}>\t<到达>\t<车站> ." for i in range(EDGES_READ_WHOLE + 1)]
     (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (data / "pkubase-mention2ent.txt").write_text("枢纽\t枢纽\t1\n小站\t小站\t1\n车站\t车站\t1\n", encoding="utf-8")
     store = tmp_path_factory.mktemp("hub-link-store") / "s"
@@ -50,24 +51,28 @@ def _context(store_dir: Path, question: str) -> tuple[dict[Term, float], list[st
         store.close()
 
 
+def _read_whole(entity: Term) -> set[str]:
+    return {TEMPLATES[name].render({"e": entity, "limit": EDGES_READ_WHOLE + 1}) for name in (EDGES_OUT, EDGES_IN)}
+
+
 def test_a_hubs_predicates_are_those_query_generation_counts(store_dir: Path) -> None:
-    context, sent = _context(store_dir, "枢纽的首都")
+    context, sent = _context(store_dir, "枢纽的首都")  # 1,001 edges out, one in
     assert context == {HUB: 1.0}
-    assert TEMPLATES[DISCOVER_OUT].render({"e": HUB}) in sent and TEMPLATES[DISCOVER_IN].render({"e": HUB}) in sent
-    assert not any(query.startswith(TEMPLATES[ENTITY_PREDICATES].text[:20]) for query in sent)
+    assert _read_whole(HUB) <= set(sent)
+    assert TEMPLATES[DISCOVER_OUT].render({"e": HUB}) in sent and TEMPLATES[DISCOVER_IN].render({"e": HUB}) not in sent
     assert _context(store_dir, "枢纽的到达")[0] == {HUB: 1.0}  # 到达 leads into the hub: both directions are read
     assert _context(store_dir, "枢纽的人口")[0] == {HUB: 0.0}
 
 
-def test_the_other_entities_are_read_as_before(store_dir: Path) -> None:
+def test_the_other_entities_are_read_whole(store_dir: Path) -> None:
     context, sent = _context(store_dir, "小站的首都")
     assert context == {SMALL: 1.0}
-    assert TEMPLATES[ENTITY_PREDICATES].render({"entities": [SMALL]}) in sent
+    assert _read_whole(SMALL) <= set(sent)
+    assert not [query for query in sent if "GROUP BY" in query]
 
 
 def test_an_entity_with_few_edges_out_and_many_arriving_is_counted_as_a_hub(store_dir: Path) -> None:
     context, sent = _context(store_dir, "车站的到达")
     assert context == {STATION: 1.0}
-    assert TEMPLATES[DISCOVER_IN].render({"e": STATION}) in sent
-    assert not any(query.startswith(TEMPLATES[ENTITY_PREDICATES].text[:20]) for query in sent)
+    assert TEMPLATES[DISCOVER_IN].render({"e": STATION}) in sent and TEMPLATES[DISCOVER_OUT].render({"e": STATION}) not in sent
     assert _context(store_dir, "车站的首都")[0] == {STATION: 1.0}

@@ -11,6 +11,7 @@ import pytest
 
 from coqa.config import default_settings
 from coqa.dataset import read_ccks
+from coqa.edges import EDGES_READ_WHOLE
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import KnowledgeBase
@@ -191,9 +192,9 @@ class _CountingKB:
         return self.kb.select(query)
 
 
-def _edges_read(sent: list[str], node: str, limit: int) -> list[str]:
+def _edges_read(sent: list[str], node: str) -> list[str]:
     """The queries of `sent` that read the node's edges whole, either way."""
-    queries = {TEMPLATES[name].render({"e": Term.entity(node), "limit": limit}) for name in ("edges_out", "edges_in")}
+    queries = {TEMPLATES[name].render({"e": Term.entity(node), "limit": EDGES_READ_WHOLE + 1}) for name in ("edges_out", "edges_in")}
     return [query for query in sent if query in queries]
 
 
@@ -205,50 +206,42 @@ def test_a_node_s_edges_are_read_once_across_questions_behind_the_result_cache(h
     first = generator.generate([hub], "枢纽的首都")
     second = generator.generate([hub], "枢纽的首都")
     assert first == second
-    assert len(_edges_read(kb.sent, "枢纽", settings.answers_per_node + 1)) == 2  # out and in, once
+    assert len(_edges_read(kb.sent, "枢纽")) == 2  # out and in, once
 
 
 def test_a_node_with_few_edges_is_read_whole_without_counting_or_expanding(hub_kb: KnowledgeBase) -> None:
-    """<枢纽> has 309 edges out, fewer than answers_per_node: one query a
+    """<枢纽> has 309 edges out, fewer than EDGES_READ_WHOLE: one query a
     direction gives its counts and answers, and its two-hop paths out, fewer
     than chain_rows, come in one query too (no discovery)."""
     kb = _CountingKB(hub_kb)
     settings = default_settings().query_generation
     candidates = QueryGenerator(kb, TEMPLATES, settings).generate([LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")], "枢纽的首都的人口")  # type: ignore[arg-type]
-    assert len(_edges_read(kb.sent, "枢纽", settings.answers_per_node + 1)) == 2
+    assert len(_edges_read(kb.sent, "枢纽")) == 2
     assert not [q for q in kb.sent if "COUNT(?o)" in q or "COUNT(?s)" in q or "VALUES ?p" in q and "?p ?o" in q]
     assert not [q for q in kb.sent if "COUNT(?x)" in q and "?y ?p2 ?x" in q and "<枢纽> ?p1" in q]  # chain_out_out not counted
     chains = {c.predicates: c.answers for c in candidates if c.shape.name == "chain_out_out"}
     assert chains[("首都", "人口")] == (Term.literal("2000万"),)
 
 
-def test_a_node_with_more_edges_than_answers_per_node_is_counted_then_expanded(hub_kb: KnowledgeBase) -> None:
-    """The same question with answers_per_node 20: the whole read reaches its
-    limit, so the predicates are counted and the most relevant expanded; the
-    counts and the answers of the predicate asked are those of the whole read."""
-
-    def one_hop(answers_per_node: int) -> tuple[dict[str, Candidate], list[str]]:
-        kb = _CountingKB(hub_kb)
-        limits = replace(default_settings().query_generation, predicates_per_direction=400, answers_per_node=answers_per_node)
-        candidates = QueryGenerator(kb, TEMPLATES, limits).generate([LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")], "枢纽的首都")  # type: ignore[arg-type]
-        return {c.predicates[0]: c for c in candidates if c.shape.name == "one_hop_out"}, kb.sent
-
-    few, sent = one_hop(20)
-    assert any("COUNT(?o)" in q for q in sent)
-    whole, sent = one_hop(400)
-    assert not any("COUNT(?o)" in q for q in sent)
-    assert {p: c.answer_count for p, c in few.items()} == {p: c.answer_count for p, c in whole.items()}
-    assert few["首都"].answers == whole["首都"].answers == (Term.entity("京城"),)
+@pytest.fixture(scope="module")
+def big_hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """A real store where <枢纽> has more edges out than are read whole."""
+    lines = ["<枢纽>\t<首都>\t<京城> ."]
+    lines += [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(EDGES_READ_WHOLE)]
+    lines += [f"<枢纽>\t<成员>\t<成员{i}> ." for i in range(8)]
+    yield from _loaded_store(tmp_path_factory, "big-hub", lines, "枢纽")
 
 
-def test_answers_per_node_fetches_the_most_relevant_predicates_that_fit(hub_kb: KnowledgeBase) -> None:
-    candidates, cuts = _generate(hub_kb, "枢纽的首都是哪里", predicates_per_direction=400, answers_per_node=20)
+def test_a_node_with_more_edges_than_are_read_whole_is_counted_then_expanded(big_hub_kb: KnowledgeBase) -> None:
+    kb = _CountingKB(big_hub_kb)
+    limits = replace(default_settings().query_generation, predicates_per_direction=400)
+    candidates, cuts = QueryGenerator(kb, TEMPLATES, limits).generate_recorded([LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")], "枢纽的首都有哪些成员")  # type: ignore[arg-type]
+    assert TEMPLATES["discover_out"].render({"e": Term.entity("枢纽")}) in kb.sent
+    assert any(q.startswith("SELECT ?p ?o WHERE { VALUES ?p") for q in kb.sent)  # expand_out
     one_hop = {c.predicates[0]: c for c in candidates if c.shape.name == "one_hop_out"}
     assert one_hop["首都"].answers == (Term.entity("京城"),)
-    assert sum(bool(c.answers) for c in one_hop.values()) == 20  # 首都 first, then 19 relations of one answer each
-    assert one_hop["成员"].answers == () and one_hop["成员"].answer_count == 8
-    assert CapCut("answers_per_node", "<枢纽> out", 20, HUB_EDGES + 2) in cuts
-    assert CapCut("answers_per_node", "<枢纽> chain_out_out", 20, HUB_EDGES + 2) in cuts
+    assert one_hop["成员"].answer_count == 8 and len(one_hop["成员"].answers) == 8
+    assert CapCut("predicates_per_direction", "<枢纽> out", 400, EDGES_READ_WHOLE + 2) in cuts
 
 
 @pytest.fixture(scope="module")
