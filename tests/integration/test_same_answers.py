@@ -17,7 +17,7 @@ from conftest import BENCH_DIR
 from coqa.config import default_settings
 from coqa.dataset import read_ccks
 from coqa.gold import parse_query
-from coqa.edges import EDGES_READ_WHOLE
+from coqa.edges import IN_READ_WHOLE, OUT_READ_WHOLE
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.gstore import GStore
 from coqa.kb.backends.oxigraph_store import OxigraphStore
@@ -140,8 +140,8 @@ def test_edges_read_whole_agree_on_four_engines(engines: tuple[OxigraphStore, di
     differ: dict[str, list[str]] = {name: [] for name in remotes}
     cut = 0
     for name in entities[:GENERATION_ENTITIES]:
-        for template in (EDGES_OUT, EDGES_IN):
-            for limit in (DEGREE_LIMIT, EDGES_READ_WHOLE + 1):
+        for template, whole in ((EDGES_OUT, OUT_READ_WHOLE), (EDGES_IN, IN_READ_WHOLE)):
+            for limit in (DEGREE_LIMIT, whole + 1):
                 query = templates[template].render({"e": Term.entity(name.strip("<>")), "limit": limit})
                 rows = embedded.select(query).rows
                 expected = sorted(rows) if len(rows) < limit else limit

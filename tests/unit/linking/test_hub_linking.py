@@ -16,7 +16,7 @@ from coqa.kb.loading.loader import load_kb
 from coqa.kb.mention_index import MentionIndex
 from coqa.kb.names import Term
 from coqa.kb.result_cache import CachedKnowledgeBase
-from coqa.edges import EDGES_READ_WHOLE
+from coqa.edges import IN_READ_WHOLE, OUT_READ_WHOLE
 from coqa.linking.linker import EntityLinker
 from coqa.linking.model import LinkerModel
 from coqa.mentions.detection import detect_mentions
@@ -31,9 +31,9 @@ HUB, SMALL, STATION = Term.entity("枢纽"), Term.entity("小站"), Term.entity(
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("hub-link-data")
-    lines = [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(EDGES_READ_WHOLE)]
+    lines = [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(OUT_READ_WHOLE)]
     lines += ["<枢纽>\t<首都>\t<京城> .", "<来客>\t<到达>\t<枢纽> .", "<小站>\t<首都>\t<京城> .", "<车站>\t<首都>\t<京城> ."]
-    lines += [f"<旅客{i}>\t<到达>\t<车站> ." for i in range(EDGES_READ_WHOLE + 1)]
+    lines += [f"<旅客{i}>\t<到达>\t<车站> ." for i in range(IN_READ_WHOLE + 1)]
     (data / "pkubase-triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (data / "pkubase-mention2ent.txt").write_text("枢纽\t枢纽\t1\n小站\t小站\t1\n车站\t车站\t1\n", encoding="utf-8")
     store = tmp_path_factory.mktemp("hub-link-store") / "s"
@@ -52,11 +52,11 @@ def _context(store_dir: Path, question: str) -> tuple[dict[Term, float], list[st
 
 
 def _read_whole(entity: Term) -> set[str]:
-    return {TEMPLATES[name].render({"e": entity, "limit": EDGES_READ_WHOLE + 1}) for name in (EDGES_OUT, EDGES_IN)}
+    return {TEMPLATES[name].render({"e": entity, "limit": whole + 1}) for name, whole in ((EDGES_OUT, OUT_READ_WHOLE), (EDGES_IN, IN_READ_WHOLE))}
 
 
 def test_a_hubs_predicates_are_those_query_generation_counts(store_dir: Path) -> None:
-    context, sent = _context(store_dir, "枢纽的首都")  # 1,001 edges out, one in
+    context, sent = _context(store_dir, "枢纽的首都")  # OUT_READ_WHOLE + 1 edges out, one in
     assert context == {HUB: 1.0}
     assert _read_whole(HUB) <= set(sent)
     assert TEMPLATES[DISCOVER_OUT].render({"e": HUB}) in sent and TEMPLATES[DISCOVER_IN].render({"e": HUB}) not in sent

@@ -11,7 +11,7 @@ import pytest
 
 from coqa.config import default_settings
 from coqa.dataset import read_ccks
-from coqa.edges import EDGES_READ_WHOLE
+from coqa.edges import IN_READ_WHOLE, OUT_READ_WHOLE
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.base import KnowledgeBase
@@ -194,7 +194,8 @@ class _CountingKB:
 
 def _edges_read(sent: list[str], node: str) -> list[str]:
     """The queries of `sent` that read the node's edges whole, either way."""
-    queries = {TEMPLATES[name].render({"e": Term.entity(node), "limit": EDGES_READ_WHOLE + 1}) for name in ("edges_out", "edges_in")}
+    reads = (("edges_out", OUT_READ_WHOLE), ("edges_in", IN_READ_WHOLE))
+    queries = {TEMPLATES[name].render({"e": Term.entity(node), "limit": whole + 1}) for name, whole in reads}
     return [query for query in sent if query in queries]
 
 
@@ -210,7 +211,7 @@ def test_a_node_s_edges_are_read_once_across_questions_behind_the_result_cache(h
 
 
 def test_a_node_with_few_edges_is_read_whole_without_counting_or_expanding(hub_kb: KnowledgeBase) -> None:
-    """<枢纽> has 309 edges out, fewer than EDGES_READ_WHOLE: one query a
+    """<枢纽> has 309 edges out, fewer than OUT_READ_WHOLE: one query a
     direction gives its counts and answers, and its two-hop paths out, fewer
     than chain_rows, come in one query too (no discovery)."""
     kb = _CountingKB(hub_kb)
@@ -227,7 +228,7 @@ def test_a_node_with_few_edges_is_read_whole_without_counting_or_expanding(hub_k
 def big_hub_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     """A real store where <枢纽> has more edges out than are read whole."""
     lines = ["<枢纽>\t<首都>\t<京城> ."]
-    lines += [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(EDGES_READ_WHOLE)]
+    lines += [f"<枢纽>\t<关系{i}>\t<邻居{i}> ." for i in range(OUT_READ_WHOLE)]
     lines += [f"<枢纽>\t<成员>\t<成员{i}> ." for i in range(8)]
     yield from _loaded_store(tmp_path_factory, "big-hub", lines, "枢纽")
 
@@ -241,7 +242,7 @@ def test_a_node_with_more_edges_than_are_read_whole_is_counted_then_expanded(big
     one_hop = {c.predicates[0]: c for c in candidates if c.shape.name == "one_hop_out"}
     assert one_hop["首都"].answers == (Term.entity("京城"),)
     assert one_hop["成员"].answer_count == 8 and len(one_hop["成员"].answers) == 8
-    assert CapCut("predicates_per_direction", "<枢纽> out", 400, EDGES_READ_WHOLE + 2) in cuts
+    assert CapCut("predicates_per_direction", "<枢纽> out", 400, OUT_READ_WHOLE + 2) in cuts
 
 
 @pytest.fixture(scope="module")
