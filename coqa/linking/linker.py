@@ -110,9 +110,10 @@ class EntityLinker:
         settings: LinkingSettings,
         reads: SideBySide | None = None,
     ) -> None:
-        """`reads`: where the degrees of a question's entities are read side by
-        side (the pool of query generation, where the knowledge base takes
-        several queries at once); none: one after the other."""
+        """`reads`: where a question's reads of its candidates' edges, types
+        and hub counts go side by side (the pool of query generation, where
+        the knowledge base takes several queries at once); none: one after
+        the other."""
         self.kb = kb
         self.templates = templates
         self.model = model
