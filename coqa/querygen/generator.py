@@ -36,7 +36,7 @@ from coqa.shapes import (
 from coqa.templates import Template
 from coqa.querygen.candidate import Candidate, CapCut, deduplicate, sorted_terms
 from coqa.querygen.relevance import PredicateAssociation, first_hops_within, most_relevant, node_relevance, within_budget
-from coqa.querygen.neighbourhood import Neighbourhood, NeighbourhoodReader
+from coqa.querygen.neighbourhood import Neighbourhood, NeighbourhoodReader, answers_by_predicate
 from coqa.querygen.combinations import PAIR_SHAPES, count_variants, star_candidates, star3_candidates
 
 
@@ -293,11 +293,7 @@ class QueryGenerator:
 
         def discover(task: tuple[Term, Term, Shape, list[str]]) -> dict[str, set[Term]]:
             node, type_node, shape, predicates = task
-            answers: dict[str, set[Term]] = defaultdict(set)
-            for predicate, answer in self.reader.select_by_predicate(cast(str, shape.discovery), node, predicates, t=type_node):
-                if predicate is not None and answer is not None:
-                    answers[predicate.value].add(answer)
-            return answers
+            return answers_by_predicate(self.reader.select_by_predicate(cast(str, shape.discovery), node, predicates, t=type_node))
 
         found = self.reader.side_by_side(discover, work)
         return {(node, type_node, shape): answers for (node, type_node, shape, _), answers in zip(work, found)}

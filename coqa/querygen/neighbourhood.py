@@ -186,7 +186,7 @@ class NeighbourhoodReader:
             if rows is not None:
                 counts = dict(Counter(predicate.value for predicate, neighbour in rows if predicate is not None and neighbour is not None))
                 answers = answers_by_predicate(rows)
-                return self._direction(node, hoods[index], outward, counts, lambda predicates: answers)
+                return self._direction(node, hoods[index], outward, counts, lambda predicates: {p: answers[p] for p in predicates})
             expansion = EXPAND_OUT if outward else EXPAND_IN
             counts = (out_counts if outward else in_counts).get(node, {})
             return self._direction(node, hoods[index], outward, counts, lambda predicates: self.expand(expansion, node, predicates))
@@ -210,8 +210,8 @@ class NeighbourhoodReader:
     ) -> list[CapCut]:
         """Fill one direction of the node's neighbourhood from its predicate
         counts: the most relevant predicates kept, the answers of those with
-        few enough taken from `answers_of` (predicates -> their answers); the
-        cuts made."""
+        few enough taken from `answers_of` (those predicates -> their
+        answers); the cuts made."""
         cuts: list[CapCut] = []
         edges, kept = (hood.out, hood.out_counts) if outward else (hood.inward, hood.in_counts)
         direction = "out" if outward else "in"
@@ -225,20 +225,15 @@ class NeighbourhoodReader:
         if len(fitting) < len(small):
             cuts.append(CapCut("answers_per_node", f"{node} {direction}", len(fitting), len(small)))
         fetched = answers_of(fitting) if fitting else {}
-        fetching = set(fitting)
         for predicate in chosen:
-            edges[predicate] = fetched.get(predicate, set()) if predicate in fetching else set()
+            edges[predicate] = fetched.get(predicate, set())
             if counts[predicate] > cap:
                 cuts.append(CapCut("answers_per_predicate", f"{node} {direction} {predicate}", 0, counts[predicate]))
         return cuts
 
     def expand(self, template: str, node: Term, predicates: Sequence[str]) -> dict[str, set[Term]]:
         """All answers of each predicate (their counts are known to be small)."""
-        answers: dict[str, set[Term]] = defaultdict(set)
-        for predicate, answer in self.select_by_predicate(template, node, predicates):
-            if predicate is not None and answer is not None:
-                answers[predicate.value].add(answer)
-        return answers
+        return answers_by_predicate(self.select_by_predicate(template, node, predicates))
 
     def bounded_count(self, name: str, **bindings: Term | int | Sequence[Term]) -> int:
         """The single count a bounded counting template returns (no row, gStore's answer to a count of nothing: 0)."""
