@@ -243,7 +243,7 @@ class Pipeline:
             return []
         score, best = ranked[0]
         sparql = best.sparql(self.templates)
-        answers = [str(term) for term in self.kb.select(sparql).column(0)]
+        answers = [str(term) for term in (best.answers if best.exact else self.kb.select(sparql).column(0))]
         explanation.chosen = CandidateRecord(sparql, best.shape.name, round(score, 4), answers)
         if not answers:
             explanation.failure = Failure(FailureKind.NO_ANSWER)

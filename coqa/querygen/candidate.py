@@ -19,7 +19,8 @@ class Candidate:
     """One instantiated template: its shape, bindings, the linked nodes it
     uses, its predicates in path order, and its answers (none for a one-hop
     shape whose predicate has more than answers_per_predicate; `answer_count`
-    says how many the store has)."""
+    says how many the store has). `exact`: the answers are all and only those
+    its query returns, so the query need not be sent to read them."""
 
     shape: Shape
     bindings: dict[str, Term]
@@ -27,6 +28,7 @@ class Candidate:
     predicates: tuple[str, ...]
     answers: tuple[Term, ...]
     answer_count: int = 0  # one-hop shapes: how many answers the store has; else 0
+    exact: bool = False
 
     def sparql(self, templates: Mapping[str, Template]) -> str:
         return templates[self.shape.name].render(self.bindings)

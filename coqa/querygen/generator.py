@@ -112,12 +112,14 @@ class QueryGenerator:
         return kept
 
     def _one_hop(self, node: LinkedNode, hood: Neighbourhood) -> Iterable[Candidate]:
-        for predicate, objects in hood.out.items():
-            bindings = {"e": node.term, "p": Term.entity(predicate)}
-            yield Candidate(ONE_HOP_OUT, bindings, (node,), (predicate,), sorted_terms(objects), answer_count=hood.out_counts[predicate])
-        for predicate, subjects in hood.inward.items():
-            bindings = {"e": node.term, "p": Term.entity(predicate)}
-            yield Candidate(ONE_HOP_IN, bindings, (node,), (predicate,), sorted_terms(subjects), answer_count=hood.in_counts[predicate])
+        """A candidate per predicate kept around the node; its answers are exact
+        when all of the predicate's neighbours were read (as many as counted)."""
+        for shape, edges, counts in ((ONE_HOP_OUT, hood.out, hood.out_counts), (ONE_HOP_IN, hood.inward, hood.in_counts)):
+            for predicate, neighbours in edges.items():
+                bindings = {"e": node.term, "p": Term.entity(predicate)}
+                count = counts[predicate]
+                exact = 0 < count == len(neighbours)
+                yield Candidate(shape, bindings, (node,), (predicate,), sorted_terms(neighbours), answer_count=count, exact=exact)
 
     def _all_chains(self, nodes: Sequence[LinkedNode], hoods: Mapping[Term, Neighbourhood], cuts: list[CapCut]) -> list[Candidate]:
         """The chains of every node and chain shape. Each (node, shape) reads

@@ -157,6 +157,17 @@ def test_a_predicate_with_more_than_answers_per_predicate_keeps_the_store_count_
     assert capital[0].answers == (Term.entity("京城"),)
 
 
+
+def test_only_one_hop_candidates_with_all_their_answers_read_are_exact(hub_kb: KnowledgeBase) -> None:
+    """An exact candidate's answers are its query's, so the pipeline need not send it."""
+    generator = QueryGenerator(hub_kb, TEMPLATES, replace(default_settings().query_generation, answers_per_predicate=5, predicates_per_direction=400))
+    candidates = generator.generate([LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")], "枢纽有多少成员", count_question=True)
+    exact = [c for c in candidates if c.exact]
+    assert {c.shape.name for c in exact} == {"one_hop_out"} and len(exact) > HUB_EDGES  # <枢纽> has no edge in
+    for candidate in exact:
+        assert candidate.answers == tuple(sorted(hub_kb.select(candidate.sparql(TEMPLATES)).column(0)))
+    assert [c.exact for c in candidates if c.predicates == ("成员",)] == [False, False]  # one hop past the cap; its count
+
 def test_chain_rows_fetch_the_first_hops_whose_counted_paths_fit(hub_kb: KnowledgeBase) -> None:
     candidates, cuts = _generate(hub_kb, "枢纽的首都的人口", predicates_per_direction=400, chain_rows={"chain_out_out": 3, "chain_in_out": 1, "chain_out_in": 1})
     chains = {c.predicates: c.answers for c in candidates if c.shape.name == "chain_out_out"}
