@@ -9,7 +9,8 @@
 - `bare http.client`: a kept-alive http.client connection with no deadline
   and no bounds (the floor);
 - `select()`: the whole SparqlEndpoint.select over the new client (admission,
-  request, JSON decoding, names back to PKU BASE), and its parts alone.
+  request, the SPARQL XML reply read with its names back to PKU BASE), and
+  its parts alone, with the same rows read from a SPARQL JSON reply beside.
 
 Rounds alternate between the clients (the machine is shared and noisy); the
 figure is the median over rounds of (process CPU time / requests).
@@ -38,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from coqa.kb import STORE_SUBDIR  # noqa: E402
 from coqa.kb.backends.admission import admit  # noqa: E402
 from coqa.kb.backends.http_client import HTTPClient  # noqa: E402
-from coqa.kb.backends.sparql_endpoint import ACCEPT, SparqlEndpoint, results_from_json  # noqa: E402
+from coqa.kb.backends.sparql_endpoint import ACCEPT, JSON_RESULTS, SparqlEndpoint, results_from_json, results_from_reply  # noqa: E402
 from coqa.kb.demo import DEMO_DIR, DEMO_KB_FILES  # noqa: E402
 from coqa.kb.loading.loader import load_kb  # noqa: E402
 from coqa.testing.oxigraph_server import serve_store_copy  # noqa: E402
@@ -100,9 +101,11 @@ def main() -> None:
         with serve_store_copy(work / "store" / STORE_SUBDIR, work) as url:
             endpoint = SparqlEndpoint(url, timeout=10, retries=0)
             admitted = admit(QUERY)
-            body = endpoint.client.post(url, {"query": admitted.standard_text}, {"Accept": ACCEPT}).body
-            data = json.loads(body)
-            print(f"oxigraph serve {url}; query of {len(results_from_json(data, admitted, 'x').rows)} rows, reply {len(body)} bytes")
+            reply = endpoint.client.post(url, {"query": admitted.standard_text}, {"Accept": ACCEPT})
+            json_body = endpoint.client.post(url, {"query": admitted.standard_text}, {"Accept": JSON_RESULTS}).body
+            data = json.loads(json_body)
+            rows = len(results_from_reply(reply, admitted, "x").rows)
+            print(f"oxigraph serve {url}; query of {rows} rows, reply {len(reply.body)} bytes ({reply.content_type}), as JSON {len(json_body)}")
             clients = {
                 "requests + timer (before)": requests_with_timer(url, 10),
                 "http_client (after)": new_client(url, 10),
@@ -113,8 +116,9 @@ def main() -> None:
             }
             calls["select(): whole, after"] = lambda: endpoint.select(QUERY)
             calls["  admission alone"] = lambda: admit(QUERY)
-            calls["  JSON decoding alone"] = lambda: json.loads(body)
-            calls["  names back alone"] = lambda: results_from_json(data, admitted, "x")
+            calls["  XML reply read, names back"] = lambda: results_from_reply(reply, admitted, "x")
+            calls["  as JSON: decoding alone"] = lambda: json.loads(json_body)
+            calls["  as JSON: names back alone"] = lambda: results_from_json(data, admitted, "x")
             for call in calls.values():  # warm up: connections open, caches filled
                 cpu_per_call(call, 20)
             figures: dict[str, list[float]] = {name: [] for name in calls}

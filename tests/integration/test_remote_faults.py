@@ -19,7 +19,7 @@ from coqa.cli.main import main
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.gstore import GStore
 from coqa.kb.backends.oxigraph_store import OxigraphStore
-from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
+from coqa.kb.backends.sparql_endpoint import XML_RESULTS, SparqlEndpoint
 from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR
 from coqa.kb.names import NAME_BASE
@@ -183,6 +183,43 @@ def test_well_formed_replies_are_read_by_the_query_variables(
     kb.select(QUERY)
     assert server.connections == 1, "the session keeps its connection alive"
 
+
+
+def sparql_xml(variables: list[str], results: str) -> str:
+    """A reply in the SPARQL XML results format: the head's variables and the `results` elements as written."""
+    head = "".join(f'<variable name="{name}"/>' for name in variables)
+    return f'<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head>{head}</head><results>{results}</results></sparql>'
+
+
+LAUGHS = '<!DOCTYPE s [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>'
+HOSTILE_XML = {
+    "not XML": "<html>login</html>",
+    "entities of a DTD": sparql_xml(["x", "y"], '<result><binding name="x"><literal>&c;</literal></binding></result>').replace("<sparql", LAUGHS + "<sparql", 1),
+    "an external entity": sparql_xml(["x", "y"], '<result><binding name="x"><literal>&e;</literal></binding></result>').replace(
+        "<sparql", '<!DOCTYPE s [<!ENTITY e SYSTEM "file:///etc/passwd">]><sparql', 1
+    ),
+    "nested 100k deep": sparql_xml(["x", "y"], '<result><binding name="x">' + "<a>" * 100_000 + "</a>" * 100_000 + "</binding></result>"),
+    "fewer columns than asked": sparql_xml(["x"], f'<result><binding name="x"><uri>{NAME_BASE}a</uri></binding></result>'),
+    "a boolean for a SELECT": '<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>true</boolean></sparql>',
+    "bad %-escape in an IRI": sparql_xml(["x", "y"], f'<result><binding name="x"><uri>{NAME_BASE}a%FFb</uri></binding></result>'),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_XML))
+def test_hostile_xml_replies_are_one_line_errors(raw_server: Callable[[RawBehaviour], RawServer], case: str) -> None:
+    server = raw_server(reply(HOSTILE_XML[case], content_type=XML_RESULTS))
+    fails_with(open_backend("sparql", server.url), "malformed reply")
+    assert len(server.requests) == 1
+
+
+def test_well_formed_xml_replies_are_read_by_the_query_variables(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
+    """As with JSON: columns in the query's order whatever the reply's, an unbound value None, a typed literal's text."""
+    integer = "http://www.w3.org/2001/XMLSchema#integer"
+    results = f'<result><binding name="x"><uri>{NAME_BASE}甲%20乙</uri></binding></result>'
+    results += f'<result><binding name="y"><literal datatype="{integer}">3</literal></binding></result>'
+    server = raw_server(reply(sparql_xml(["y", "x"], results), content_type=f"{XML_RESULTS}; charset=utf-8"))
+    rows = open_backend("sparql", server.url).select(QUERY).rows
+    assert [tuple(None if t is None else str(t) for t in row) for row in rows] == [("<甲 乙>", None), (None, '"3"')]
 
 # --- nothing but bounded SELECT/ASK leaves the process ---------------------------
 

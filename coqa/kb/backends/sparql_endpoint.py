@@ -11,21 +11,31 @@ Requests are URL-encoded POSTs (every SPARQL 1.1 endpoint accepts them, and
 they have no URL length limit) through `HTTPClient`, which keeps the
 connection alive and bounds each request by a total deadline. SPARQLWrapper,
 used before, opens a connection per query and has only a per-read timeout.
+Replies are asked for in the SPARQL XML results format, JSON accepted too:
+Virtuoso 7.2 writes a reply of a few hundred rows as XML sooner than as JSON
+(docs/backends-tuning.md), and pyoxigraph reads it, as it reads the embedded
+store's results.
 """
 
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any, Callable
+
+import pyoxigraph as ox
 
 from coqa.kb.backends.admission import ASK, AdmittedQuery, admit
 from coqa.kb.base import KBError, QueryResult
-from coqa.kb.backends.http_client import PARALLEL_QUERIES, HTTPClient
+from coqa.kb.backends.http_client import PARALLEL_QUERIES, HTTPClient, HTTPReply
+from coqa.kb.backends.oxigraph_store import term_from_oxigraph
 from coqa.kb.backends.http_retry import RetryPolicy, call_with_retries, check_http_url, first_line, http_failure
 from coqa.kb.names import Term, iri_to_name
 
 SERVICE = "SPARQL endpoint"
-ACCEPT = "application/sparql-results+json"
+XML_RESULTS = "application/sparql-results+xml"
+JSON_RESULTS = "application/sparql-results+json"
+ACCEPT = f"{XML_RESULTS}, {JSON_RESULTS};q=0.9"
 
 
 def standard_iri_name(iri: str) -> str:
@@ -45,15 +55,23 @@ def term_from_json(binding: Any, iri_name: Callable[[str], str]) -> Term | None:
         raise ValueError(f"a value is not a SPARQL JSON term: {first_line(json.dumps(binding))}")
     kind, value = binding.get("type"), binding["value"]
     if kind == "uri":
-        try:
-            return Term.entity(iri_name(value))
-        except ValueError:
-            raise ValueError(f"an IRI has a bad %-escape: {first_line(value)}") from None
+        return _entity(value, iri_name)
     if kind == "bnode":
         return Term.entity("_:" + value)
     if kind in ("literal", "typed-literal"):
         return Term.literal(value)
     raise ValueError(f"unknown term type {first_line(str(kind))!r}")
+
+
+@lru_cache(maxsize=1 << 17)
+def _entity(iri: str, iri_name: Callable[[str], str]) -> Term:
+    """The entity of an engine's IRI. Cached, as the embedded store's terms are
+    (`term_from_oxigraph`): the same IRIs come back in reply after reply, and
+    decoding one costs more than reading its JSON."""
+    try:
+        return Term.entity(iri_name(iri))
+    except ValueError:
+        raise ValueError(f"an IRI has a bad %-escape: {first_line(iri)}") from None
 
 
 def results_from_json(
@@ -88,6 +106,39 @@ def _row(solution: Any, variables: tuple[str, ...], iri_name: Callable[[str], st
     return tuple(term_from_json(solution.get(name), iri_name) for name in variables)
 
 
+def results_from_xml(body: bytes, query: AdmittedQuery, source: str) -> QueryResult:
+    """QueryResult of a reply in the SPARQL XML results format for `query`,
+    parsed by pyoxigraph (its parser reads no DTD and expands no entity); the
+    same contract as `results_from_json`."""
+    try:
+        parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.XML)
+        if isinstance(parsed, ox.QueryBoolean):
+            if query.form != ASK:
+                raise ValueError("a boolean for a SELECT query")
+            return QueryResult([], [], boolean=bool(parsed))
+        if query.form == ASK:
+            raise ValueError("no boolean for an ASK query")
+        columns = [variable.value for variable in parsed.variables]
+        missing = [name for name in query.variables if name not in columns]
+        if missing:
+            raise ValueError(f"no column for ?{missing[0]} (answered {len(columns)} of {len(query.variables)} columns)")
+        if columns == list(query.variables):
+            rows = [tuple(map(term_from_oxigraph, solution)) for solution in parsed]
+        else:
+            rows = [tuple(term_from_oxigraph(solution[name]) for name in query.variables) for solution in parsed]
+    except (SyntaxError, ValueError) as error:
+        raise KBError(f"the {source} sent a malformed reply: {first_line(str(error))}") from None
+    return QueryResult(list(query.variables), rows)
+
+
+def results_from_reply(reply: HTTPReply, query: AdmittedQuery, source: str) -> QueryResult:
+    """QueryResult of an endpoint's reply, read by its content type: SPARQL
+    XML results, else SPARQL JSON results."""
+    if reply.content_type.split(";")[0].strip().lower() == XML_RESULTS:
+        return results_from_xml(reply.body, query, source)
+    return results_from_json(decode_json(reply.body, source), query, source)
+
+
 def decode_json(body: bytes, source: str) -> Any:
     """The JSON value of a reply body; KBError when it is not JSON (or nested
     too deeply for the decoder)."""
@@ -114,17 +165,17 @@ class SparqlEndpoint:
 
     def select(self, query: str) -> QueryResult:
         admitted = admit(query)
-        body = call_with_retries(
+        reply = call_with_retries(
             lambda: self._fetch(admitted.standard_text), service=SERVICE, url=self.url, policy=self.policy
         )
-        return results_from_json(decode_json(body, self.description), admitted, self.description)
+        return results_from_reply(reply, admitted, self.description)
 
-    def _fetch(self, query: str) -> bytes:
-        """One HTTP request; the reply body (RemoteFailure for an HTTP error status)."""
+    def _fetch(self, query: str) -> HTTPReply:
+        """One HTTP request; the reply (RemoteFailure for an HTTP error status)."""
         reply = self.client.post(self.url, {"query": query}, {"Accept": ACCEPT})
         if reply.status != 200:
             raise http_failure(reply.status, first_line(reply.body))
-        return reply.body
+        return reply
 
     def close(self) -> None:
         self.client.close()
