@@ -14,7 +14,8 @@ its LIMIT is only a sign that there are more), so every engine gives the
 same candidates. Each family of shapes has one
 generator here that instantiates its shapes with what exists, and each
 candidate carries the answers it would return, so the ranker can look at
-them and only the chosen query is run again at the end. Every
+them; the chosen query is run again at the end only where its answers are
+not exactly those read (`Candidate.exact`). Every
 query_generation setting that cut something is returned as a CapCut for the
 explanation.
 """
@@ -22,6 +23,7 @@ explanation.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 from itertools import combinations, permutations
 from typing import Callable, Iterable, Mapping, Sequence, cast
 
@@ -38,6 +40,10 @@ from coqa.querygen.candidate import Candidate, CapCut, deduplicate, sorted_terms
 from coqa.querygen.relevance import PredicateAssociation, first_hops_within, most_relevant, node_relevance, within_budget
 from coqa.querygen.neighbourhood import Neighbourhood, NeighbourhoodReader, answers_by_predicate
 from coqa.querygen.combinations import PAIR_SHAPES, count_variants, star_candidates, star3_candidates
+
+# A typed discovery: (node, type node, typed shape, the node's predicates to read), and its result's key.
+_TypedTask = tuple[Term, Term, Shape, list[str]]
+_TypedKey = tuple[Term, Term, Shape]
 
 
 class QueryGenerator:
@@ -80,10 +86,10 @@ class QueryGenerator:
         for node in top:
             candidates.extend(self._one_hop(node, hoods[node.term]))
         chain_nodes = [n for n in top if not n.term.is_literal][: self.limits.chain_nodes] + [n for n in top if n.term.is_literal][:2]
-        candidates.extend(self._all_chains(chain_nodes, hoods, cuts))
         pairs = [(a, b) for a, b in permutations(top[: self.limits.star_nodes], 2) if not a.overlaps(b)]
         pairs = pairs if any(self.limits.allows(shape.name) for shape in PAIR_SHAPES) else []
-        typed = self._typed_answers(pairs, hoods)
+        chains, typed = self._chains_and_typed_answers(chain_nodes, pairs, hoods, cuts)
+        candidates.extend(chains)
         for first, second in pairs:
             candidates.extend(self._pair(first, second, hoods, typed))
         for trio in combinations(top[: self.limits.star_nodes], 3) if self.limits.allows(STAR3_IN.name) else ():
@@ -121,27 +127,44 @@ class QueryGenerator:
                 exact = 0 < count == len(neighbours)
                 yield Candidate(shape, bindings, (node,), (predicate,), sorted_terms(neighbours), answer_count=count, exact=exact)
 
-    def _all_chains(self, nodes: Sequence[LinkedNode], hoods: Mapping[Term, Neighbourhood], cuts: list[CapCut]) -> list[Candidate]:
-        """The chains of every node and chain shape. Each (node, shape) reads
-        the store on its own, so they run side by side where the knowledge base
-        takes several queries at once (`NeighbourhoodReader.side_by_side`); candidates and cuts
-        come in (node, shape) order either way."""
-        work = [
+    def _chains_and_typed_answers(
+        self,
+        nodes: Sequence[LinkedNode],
+        pairs: Sequence[tuple[LinkedNode, LinkedNode]],
+        hoods: Mapping[Term, Neighbourhood],
+        cuts: list[CapCut],
+    ) -> tuple[list[Candidate], dict[_TypedKey, dict[str, set[Term]]]]:
+        """The chains of every node and chain shape, and the typed answers of
+        every pair (`_typed_work`). Each (node, shape) and each typed discovery
+        reads the store on its own, so all of them go side by side where the
+        knowledge base takes several queries at once
+        (`NeighbourhoodReader.side_by_side`), the chains, which read most,
+        first; candidates and cuts come in (node, shape) order either way."""
+        chain_work = [
             (node, shape)
             for node in nodes
             for shape in shapes_of(CHAIN)
             if (not node.term.is_literal or shape.accepts_literal_first()) and self.limits.allows(shape.name)
         ]
+        typed_work = self._typed_work(pairs, hoods)
 
         def chains(task: tuple[LinkedNode, Shape]) -> tuple[list[Candidate], list[CapCut]]:
             shape_cuts: list[CapCut] = []
             return list(self._chains(task[0], hoods[task[0].term], task[1], shape_cuts)), shape_cuts
 
+        def discover(task: _TypedTask) -> dict[str, set[Term]]:
+            node, type_node, shape, predicates = task
+            return answers_by_predicate(self.reader.select_by_predicate(cast(str, shape.discovery), node, predicates, t=type_node))
+
+        reads: list[Callable[[], object]] = [partial(chains, task) for task in chain_work]
+        reads += [partial(discover, task) for task in typed_work]
+        found = self.reader.side_by_side(lambda read: read(), reads)
         candidates: list[Candidate] = []
-        for found, shape_cuts in self.reader.side_by_side(chains, work):
-            candidates.extend(found)
+        for found_chains, shape_cuts in cast(list[tuple[list[Candidate], list[CapCut]]], found[: len(chain_work)]):
+            candidates.extend(found_chains)
             cuts.extend(shape_cuts)
-        return candidates
+        typed_found = cast(list[dict[str, set[Term]]], found[len(chain_work) :])
+        return candidates, {(node, type_node, shape): answers for (node, type_node, shape, _), answers in zip(typed_work, typed_found)}
 
     def _chains(self, node: LinkedNode, hood: Neighbourhood, shape: Shape, cuts: list[CapCut]) -> Iterable[Candidate]:
         """Two-hop paths of `shape` whose first predicate is among the node's most
@@ -248,7 +271,7 @@ class QueryGenerator:
         return paths
 
     def _pair(
-        self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, Neighbourhood], typed: Mapping[tuple[Term, Term, Shape], dict[str, set[Term]]]
+        self, first: LinkedNode, second: LinkedNode, hoods: Mapping[Term, Neighbourhood], typed: Mapping[_TypedKey, dict[str, set[Term]]]
     ) -> Iterable[Candidate]:
         a, b = hoods[first.term], hoods[second.term]
         yield from star_candidates(STAR_IN_IN, first, second, a.inward, b.inward, ordered=True)
@@ -278,32 +301,23 @@ class QueryGenerator:
             bindings = {"e": second.term, **fact, "p": Term.entity(other)}
             yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), sorted_terms(objects))
 
-    def _typed_answers(
-        self, pairs: Sequence[tuple[LinkedNode, LinkedNode]], hoods: Mapping[Term, Neighbourhood]
-    ) -> dict[tuple[Term, Term, Shape], dict[str, set[Term]]]:
-        """For each pair (node, type node) whose second is a type (it has
-        things of its type arriving) and each typed shape: the answers of the
-        node's expanded predicates that have that type, by predicate. The
-        discoveries do not depend on each other, so they go side by side."""
+    def _typed_work(self, pairs: Sequence[tuple[LinkedNode, LinkedNode]], hoods: Mapping[Term, Neighbourhood]) -> list[_TypedTask]:
+        """The typed discoveries to make: for each pair (node, type node) whose
+        second is a type (it has things of its type arriving) and each typed
+        shape, the node's expanded predicates, whose answers of that type the
+        discovery reads."""
         work = [
             (first.term, second.term, shape, list(hoods[first.term].out_counts if shape.outward else hoods[first.term].in_counts))
             for first, second in pairs
             if TYPE_PREDICATE in hoods[second.term].in_counts and not first.term.is_literal
             for shape in shapes_of(TYPED)
         ]
-        work = [task for task in work if task[3]]
-
-        def discover(task: tuple[Term, Term, Shape, list[str]]) -> dict[str, set[Term]]:
-            node, type_node, shape, predicates = task
-            return answers_by_predicate(self.reader.select_by_predicate(cast(str, shape.discovery), node, predicates, t=type_node))
-
-        found = self.reader.side_by_side(discover, work)
-        return {(node, type_node, shape): answers for (node, type_node, shape, _), answers in zip(work, found)}
+        return [task for task in work if task[3]]
 
     def _typed(
         self, node: LinkedNode, type_node: LinkedNode, shape: Shape, hood: Neighbourhood, typed: Mapping[str, set[Term]]
     ) -> Iterable[Candidate]:
-        """Answers of the node's expanded predicates that have the linked type (`_typed_answers`)."""
+        """Answers of the node's expanded predicates that have the linked type (`_chains_and_typed_answers`)."""
         for predicate in hood.out_counts if shape.outward else hood.in_counts:
             if predicate in typed:
                 bindings = {"e": node.term, "p": Term.entity(predicate), "t": type_node.term}
