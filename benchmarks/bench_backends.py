@@ -18,7 +18,10 @@ embedded store's.
 Variants, to compare settings side by side in one run (any backend list):
 `gstore-nolog` is a second gStore with its query log off (conf.ini
 querylog_mode=0), `gstore-quiet` one with its debug log off too (log4cplus
-root logger at WARN; shipped: TRACE, every request to logs/debug.log); a name ending in `/per-question` keeps the rows of a
+root logger at WARN; shipped: TRACE, every request to logs/debug.log);
+`virtuoso-noestimate` is a second Virtuoso with its query cost estimation
+off (virtuoso.ini [SPARQL] MaxQueryCostEstimationTime = 0; packaged: 400,
+an estimate made for every query); a name ending in `/per-question` keeps the rows of a
 query for the question that asked only (kb_cache_seconds 0 under `coqa
 serve`; what coqa did with remote engines before rows were kept for a run),
 one ending in `/serial` sends a question's queries one at a time (what does
@@ -55,7 +58,7 @@ from coqa.testing.virtuoso_server import serve_virtuoso  # noqa: E402
 from coqa.pipeline import Pipeline  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso")
+BACKENDS = ("embedded", "oxigraph-serve", "gstore", "gstore-nolog", "gstore-quiet", "virtuoso", "virtuoso-noestimate")
 PER_QUESTION = "/per-question"
 SERIAL = "/serial"
 BATCHED = "/batched"
@@ -118,11 +121,14 @@ def start_backends(names: list[str], data: Path, work: Path, stack: ExitStack) -
                 serve_gstore(SHARED / "tools" / "gstore-1.2", work / "pkubase-gstore.nt", work / name, conf=conf, log_level=level)
             )
             flags[name] = {"backend": "gstore", "gstore_url": server.url, "gstore_db": server.db, "mention_index": index}
-        elif name == "virtuoso":
-            (work / "virtuoso-load").mkdir()
-            export_kb([data], NTRIPLES, work / "virtuoso-load" / "pkubase.nt", progress=False)
+        elif name in ("virtuoso", "virtuoso-noestimate"):
+            if not (work / "virtuoso-load").exists():
+                (work / "virtuoso-load").mkdir()
+                export_kb([data], NTRIPLES, work / "virtuoso-load" / "pkubase.nt", progress=False)
+            settings = {"MaxQueryCostEstimationTime": "0"} if name == "virtuoso-noestimate" else {}
+            (work / name).mkdir()
             url = stack.enter_context(
-                serve_virtuoso(SHARED / "tools" / "virtuoso" / "start-virtuoso.sh", work / "virtuoso-load", work)
+                serve_virtuoso(SHARED / "tools" / "virtuoso" / "start-virtuoso.sh", work / "virtuoso-load", work / name, settings)
             )
             flags[name] = {"backend": "sparql", "endpoint": url, "mention_index": index}
         else:
@@ -181,14 +187,15 @@ def main() -> None:
 
 def report_table(names: list[str], outcomes: dict[str, list], counters: dict[str, CountingKB], count: int, wall: float) -> None:
     print(f"{count} dev questions, every backend in turn per question; {wall:.0f} s in all")
-    print(f"{'backend':<16}{'avg F1':>8}{'p50 ms':>9}{'p95 ms':>9}{'x embedded':>12}{'queries/q':>11}{'query p50 ms':>14}")
+    width = max(16, *(len(name) + 1 for name in names))
+    print(f"{'backend':<{width}}{'avg F1':>8}{'p50 ms':>9}{'p95 ms':>9}{'x embedded':>12}{'queries/q':>11}{'query p50 ms':>14}")
     base = None
     for name in names:
         report = summarize(outcomes[name], wall)
         base = base or report.latency_p50
         queries = counters[name].seconds
         print(
-            f"{name:<16}{report.scores.f1:>8.4f}{report.latency_p50 * 1000:>9.1f}{report.latency_p95 * 1000:>9.1f}"
+            f"{name:<{width}}{report.scores.f1:>8.4f}{report.latency_p50 * 1000:>9.1f}{report.latency_p95 * 1000:>9.1f}"
             f"{report.latency_p50 / base:>12.2f}{len(queries) / count:>11.1f}{statistics.median(queries) * 1000:>14.2f}"
         )
 

@@ -12,12 +12,13 @@ import subprocess
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from coqa.kb.base import KBError
 from coqa.testing.local_process import free_port
 
 GRAPH = "http://pkubase.org/graph"
+DATABASE_SUBDIR = "virtuoso-db"  # the folder of `work` serve_virtuoso runs Virtuoso in
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 20.0
 
@@ -32,9 +33,11 @@ def virtuoso_available(script: Path) -> str | None:
 
 
 @contextmanager
-def serve_virtuoso(script: Path, load_dir: Path, work: Path) -> Iterator[str]:
+def serve_virtuoso(script: Path, load_dir: Path, work: Path, sparql_settings: Mapping[str, str] | None = None) -> Iterator[str]:
     """Start Virtuoso in `work`, load every *.nt of `load_dir` into GRAPH (the
-    graph every query sees), and yield its SPARQL endpoint URL; stop it after."""
+    graph every query sees), and yield its SPARQL endpoint URL; stop it after.
+    `sparql_settings`: items of its virtuoso.ini's [SPARQL] section to set
+    once it runs (`set_sparql_settings`)."""
     isql_port, http_port = free_port(), free_port()
     environment = {
         **os.environ,
@@ -43,7 +46,7 @@ def serve_virtuoso(script: Path, load_dir: Path, work: Path) -> Iterator[str]:
         "VT_DEFAULT_GRAPH": GRAPH,
         "VT_START_TIMEOUT": str(int(START_TIMEOUT)),
     }
-    database = work / "virtuoso-db"
+    database = work / DATABASE_SUBDIR
     try:
         started = subprocess.run(
             [str(script), str(database), str(isql_port), str(http_port)],
@@ -60,9 +63,33 @@ def serve_virtuoso(script: Path, load_dir: Path, work: Path) -> Iterator[str]:
         lines = (started.stderr or started.stdout).strip().splitlines()
         raise KBError(f"Virtuoso did not start: {lines[-1] if lines else 'no output'}")
     try:
+        set_sparql_settings(database, sparql_settings or {})
         yield f"http://127.0.0.1:{http_port}/sparql"
     finally:
         _stop_pid_file(database)
+
+
+def set_sparql_settings(database: Path, settings: Mapping[str, str]) -> None:
+    """Set items of the [SPARQL] section of the virtuoso.ini in `database` (the
+    folder the start script made), adding those it lacks. Virtuoso 7.2.5's
+    /sparql handler reads that section from the file for every request (a
+    change is seen by the next query: tests/integration/test_virtuoso_settings.py),
+    so a running server needs no restart. The lines are edited by hand, as
+    configparser refuses the packaged file (it repeats keys) and would drop its
+    comments."""
+    if not settings:
+        return
+    path = database / "virtuoso.ini"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = lines.index("[SPARQL]")
+    end = next((i for i in range(header + 1, len(lines)) if lines[i].startswith("[")), len(lines))
+    missing = dict(settings)
+    for index in range(header + 1, end):
+        key = lines[index].split("=", 1)[0].strip()
+        if "=" in lines[index] and key in missing:
+            lines[index] = f"{key} = {missing.pop(key)}"
+    lines[header + 1 : header + 1] = [f"{key} = {value}" for key, value in missing.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _stop_pid_file(database: Path) -> None:
