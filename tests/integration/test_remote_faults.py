@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -19,7 +20,8 @@ from coqa.cli.main import main
 from coqa.kb import STORE_SUBDIR
 from coqa.kb.backends.gstore import GStore
 from coqa.kb.backends.oxigraph_store import OxigraphStore
-from coqa.kb.backends.sparql_endpoint import XML_RESULTS, SparqlEndpoint
+from coqa.kb.backends.admission import admit
+from coqa.kb.backends.sparql_endpoint import XML_RESULTS, SparqlEndpoint, results_from_xml
 from coqa.kb.base import KBError
 from coqa.kb.demo import DEMO_DIR
 from coqa.kb.names import NAME_BASE
@@ -211,6 +213,22 @@ def test_hostile_xml_replies_are_one_line_errors(raw_server: Callable[[RawBehavi
     fails_with(open_backend("sparql", server.url), "malformed reply")
     assert len(server.requests) == 1
 
+
+
+def test_a_malformed_xml_reply_s_error_holds_no_parser_object() -> None:
+    """pyoxigraph's parsed results may only be freed on the thread that made
+    them: the error a pool thread raises, handed to the thread that waits for
+    it, chains no parser error whose traceback would hold them."""
+    body = sparql_xml(["x", "y"], f'<result><binding name="x"><uri>{NAME_BASE}a</uri></binding></result><result><bad/></result>')
+
+    def read() -> KBError:
+        with pytest.raises(KBError, match="malformed reply") as caught:
+            results_from_xml(body.encode(), admit(QUERY), "endpoint")
+        return caught.value
+
+    with ThreadPoolExecutor(1) as pool:
+        error = pool.submit(read).result()
+    assert error.__context__ is None and error.__cause__ is None
 
 def test_well_formed_xml_replies_are_read_by_the_query_variables(raw_server: Callable[[RawBehaviour], RawServer]) -> None:
     """As with JSON: columns in the query's order whatever the reply's, an unbound value None, a typed literal's text."""

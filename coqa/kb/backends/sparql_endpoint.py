@@ -111,23 +111,31 @@ def results_from_xml(body: bytes, query: AdmittedQuery, source: str) -> QueryRes
     parsed by pyoxigraph (its parser reads no DTD and expands no entity); the
     same contract as `results_from_json`."""
     try:
-        parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.XML)
-        if isinstance(parsed, ox.QueryBoolean):
-            if query.form != ASK:
-                raise ValueError("a boolean for a SELECT query")
-            return QueryResult([], [], boolean=bool(parsed))
-        if query.form == ASK:
-            raise ValueError("no boolean for an ASK query")
-        columns = [variable.value for variable in parsed.variables]
-        missing = [name for name in query.variables if name not in columns]
-        if missing:
-            raise ValueError(f"no column for ?{missing[0]} (answered {len(columns)} of {len(query.variables)} columns)")
-        if columns == list(query.variables):
-            rows = [tuple(map(term_from_oxigraph, solution)) for solution in parsed]
-        else:
-            rows = [tuple(term_from_oxigraph(solution[name]) for name in query.variables) for solution in parsed]
+        return _read_xml(body, query)
     except (SyntaxError, ValueError) as error:
-        raise KBError(f"the {source} sent a malformed reply: {first_line(str(error))}") from None
+        reason = first_line(str(error))
+    # Raised once the except block has dropped the parser's error: its traceback holds pyoxigraph's
+    # results, which may only be freed on the thread that made them (a pool thread, for reads side by side).
+    raise KBError(f"the {source} sent a malformed reply: {reason}")
+
+
+def _read_xml(body: bytes, query: AdmittedQuery) -> QueryResult:
+    """`results_from_xml`'s work; SyntaxError or ValueError for a malformed reply."""
+    parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.XML)
+    if isinstance(parsed, ox.QueryBoolean):
+        if query.form != ASK:
+            raise ValueError("a boolean for a SELECT query")
+        return QueryResult([], [], boolean=bool(parsed))
+    if query.form == ASK:
+        raise ValueError("no boolean for an ASK query")
+    columns = [variable.value for variable in parsed.variables]
+    missing = [name for name in query.variables if name not in columns]
+    if missing:
+        raise ValueError(f"no column for ?{missing[0]} (answered {len(columns)} of {len(query.variables)} columns)")
+    if columns == list(query.variables):
+        rows = [tuple(map(term_from_oxigraph, solution)) for solution in parsed]
+    else:
+        rows = [tuple(term_from_oxigraph(solution[name]) for name in query.variables) for solution in parsed]
     return QueryResult(list(query.variables), rows)
 
 
