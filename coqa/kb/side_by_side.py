@@ -14,9 +14,10 @@ _Result = TypeVar("_Result")
 
 class SideBySide:
     """A bounded pool of `kb.parallel_queries` threads (none when the
-    knowledge base takes one query at a time, the default)."""
+    knowledge base takes one query at a time, the default, or when there is
+    no knowledge base: reads then go one after the other)."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: KnowledgeBase | None = None) -> None:
         parallel = getattr(kb, "parallel_queries", 1)
         self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="coqa-kb") if parallel > 1 else None
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Iterable, Mapping, Sequence
 
 from rapidfuzz import fuzz
 
@@ -51,8 +51,6 @@ TERM_FEATURES = (
 # rare from common entities, and a hub's tens of thousands of edges are not walked.
 DEGREE_COUNTED = 1000
 KB_FEATURES = ("t_log_degree", "t_degree_gap", "t_context", "t_context_gap", "t_person", "t_place", "t_typed", "t_who_person", "t_where_place")
-_Task = TypeVar("_Task")
-_Result = TypeVar("_Result")
 LINK_FEATURES = MENTION_FEATURES + TERM_FEATURES + KB_FEATURES
 _IGNORED_CHARS = set("的是了在和与及有哪些什么谁吗呢？?，,。.、 ")
 _PERSON_TYPES = {"人物", "演员", "歌手", "导演", "作家", "文学家", "运动员"}
@@ -118,7 +116,7 @@ class EntityLinker:
         self.templates = templates
         self.model = model
         self.settings = settings
-        self.reads = reads
+        self.reads = reads if reads is not None else SideBySide()
 
     def link(self, text: str, mentions: Sequence[Mention]) -> Linking:
         """Candidates, scores and linked nodes for the mentions of the normalized question."""
@@ -221,15 +219,11 @@ class EntityLinker:
                 }
             )
 
-    def _side_by_side(self, function: Callable[[_Task], _Result], tasks: Sequence[_Task]) -> list[_Result]:
-        """`function` of each task, in order: side by side in `reads` where there is one."""
-        return self.reads.map(function, tasks) if self.reads is not None else [function(task) for task in tasks]
-
     def _edges(self, entities: Sequence[Term]) -> dict[Term, tuple[Edges, Edges]]:
         """Each entity's edges out and in (`coqa.edges`: whole where they are
         few; query generation reads its nodes' with the same queries), side by side."""
         tasks = [(entity, outward) for entity in entities for outward in (True, False)]
-        found = self._side_by_side(lambda task: read_edges(self.kb, self.templates, *task), tasks)
+        found = self.reads.map(lambda task: read_edges(self.kb, self.templates, *task), tasks)
         return {entity: (found[2 * index], found[2 * index + 1]) for index, entity in enumerate(entities)}
 
     def _types_and_predicates(self, edges: Mapping[Term, tuple[Edges, Edges]]) -> tuple[dict[Term, set[str]], dict[Term, set[str]]]:
@@ -264,7 +258,7 @@ class EntityLinker:
             return [(hub, row[0].value, None) for row in rows if row[0] is not None]
 
         tasks: list[tuple[Term, str] | None] = [*counted, *([None] if untyped else [])]
-        for found in self._side_by_side(read, tasks):
+        for found in self.reads.map(read, tasks):
             for entity, predicate_name, type_name in found:
                 if predicate_name is not None:
                     around[entity].update(predicate_name)

@@ -90,14 +90,19 @@ def results_from_json(
         bindings = data["results"]["bindings"]
         if not isinstance(head_vars, list) or not isinstance(bindings, list):
             raise ValueError("head.vars and results.bindings must be lists")
-        missing = [name for name in query.variables if name not in head_vars]
-        if missing:
-            raise ValueError(f"no column for ?{missing[0]} (answered {len(head_vars)} of {len(query.variables)} columns)")
+        _check_columns(head_vars, query)
         rows = [_row(solution, query.variables, iri_name) for solution in bindings]
     except (KeyError, TypeError, ValueError) as error:
         reason = str(error) if isinstance(error, ValueError) else "not the SPARQL JSON results layout"
         raise KBError(f"the {source} sent a malformed reply: {reason}") from None
     return QueryResult(list(query.variables), rows)
+
+
+def _check_columns(answered: list[str], query: AdmittedQuery) -> None:
+    """ValueError when a reply's columns lack a variable the query projects."""
+    missing = [name for name in query.variables if name not in answered]
+    if missing:
+        raise ValueError(f"no column for ?{missing[0]} (answered {len(answered)} of {len(query.variables)} columns)")
 
 
 def _row(solution: Any, variables: tuple[str, ...], iri_name: Callable[[str], str]) -> tuple[Term | None, ...]:
@@ -129,9 +134,7 @@ def _read_xml(body: bytes, query: AdmittedQuery) -> QueryResult:
     if query.form == ASK:
         raise ValueError("no boolean for an ASK query")
     columns = [variable.value for variable in parsed.variables]
-    missing = [name for name in query.variables if name not in columns]
-    if missing:
-        raise ValueError(f"no column for ?{missing[0]} (answered {len(columns)} of {len(query.variables)} columns)")
+    _check_columns(columns, query)
     if columns == list(query.variables):
         rows = [tuple(map(term_from_oxigraph, solution)) for solution in parsed]
     else:
