@@ -1,10 +1,12 @@
-"""Pointwise (binary) against listwise (LambdaRank) LightGBM models, by
-cross-validation on a training file only (never a dev file).
+"""Pointwise (binary) against listwise (LambdaRank) LightGBM models, and
+rankers with and without some features, by cross-validation on a training
+file only (never a dev file).
 
     python benchmarks/rank_objectives.py ../shared/data/pkubase-bench/train.txt --store /tmp/s
 
 The training rows are built once, as `coqa train` builds them (cross-fitted
-statistics and link scores). Then for each fold, each objective is trained
+statistics and link scores; `--relation-evidence FILE` and `--config FILE`
+as in `coqa train`). Then for each fold, each objective is trained
 on the other folds with the configured model settings and judged on the
 held-out questions: entity linking by the share of questions whose best
 linked term is a gold entity or value (recall@1), ranking by the averaged F1
@@ -13,19 +15,25 @@ The ranking rows carry the link scores of the configured linker
 (`training.linker.objective`; COQA_TRAINING__LINKER__OBJECTIVE=lambdarank
 compares the rankers over a listwise linker).
 
-    python benchmarks/rank_objectives.py TRAIN --store /tmp/s --without x_ a_date
+    python benchmarks/rank_objectives.py TRAIN --store /tmp/s --without x_ a_date --seeds 0 1 2
 
 judges ranking features instead: the configured ranker with all features
 against the same ranker without the features whose names start with the
-given prefixes (both on the same rows and folds). `--limit N` uses the
-first N questions only.
+given prefixes (both on the same rows and folds), once per training seed
+(`--seeds`, default the configured one), with the mean over seeds. Every
+question of the file is held out once, so the figure varies far less than
+one held-out split's (`benchmarks/split.py`); the cross-fitting folds are
+`training.folds` (another count through `--config` is another reading).
+`--limit N` uses the first N questions only.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -33,11 +41,14 @@ import numpy as np
 from coqa.boosting import fit_scorer
 from coqa.booster_settings import BoosterSettings
 from coqa.config import load_settings
-from coqa.dataset import read_ccks
+from coqa.dataset import QuestionFormat, read_gold_questions, read_question_file
 from coqa.linking.linker import LINK_FEATURES, best_links
 from coqa.pipeline import Pipeline
-from coqa.ranking.features import RANK_FEATURES
-from coqa.training import RankingTable, Trainer, link_label
+from coqa.ranking.features import rank_features
+from coqa.ranking.relation_evidence import RelationEvidence
+from coqa.resources import QUERIES_DIR
+from coqa.templates import load_templates
+from coqa.training import RankingTable, Trainer, link_label, training_settings
 
 OBJECTIVES = ("binary", "lambdarank")
 
@@ -46,23 +57,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("train_file")
     parser.add_argument("--store", required=True)
+    parser.add_argument("--config", help="a settings file, as `coqa --config FILE train`")
+    parser.add_argument("--relation-evidence", help="as `coqa train --relation-evidence FILE`")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
     parser.add_argument("--without", nargs="+", default=[], help="compare the ranker (with --linking: the linker) without features of these prefixes")
+    parser.add_argument("--seeds", nargs="+", type=int, help="training seeds of the --without comparison (default: the configured one)")
     parser.add_argument("--linking", action="store_true", help="judge entity linking only (no ranking rows: much faster)")
     args = parser.parse_args()
-    settings = load_settings(flags={"store": args.store})
-    questions = read_ccks(args.train_file)
+    settings = load_settings(Path(args.config) if args.config else None, {"store": args.store})
+    questions = read_gold_questions(args.train_file)
     if args.limit:
         questions = questions[: args.limit]
-    trainer = Trainer(Pipeline.without_model(settings), settings)
+    evidence = RelationEvidence.fit(read_gold_questions(args.relation_evidence)) if args.relation_evidence else None
+    nlpcc = read_question_file(args.train_file).kind == QuestionFormat.NLPCC
+    settings = training_settings(settings, questions, nlpcc, evidence, load_templates(QUERIES_DIR))
+    trainer = Trainer(Pipeline.without_model(settings), settings, evidence=evidence)
     training = settings.training
     started = time.perf_counter()
     examples, _, link_scores, _ = trainer.link_examples(questions)
     if args.linking:
         print(f"link candidates built in {time.perf_counter() - started:.0f} s: {len(questions)} questions")
-        kept = tuple(name for name in LINK_FEATURES if not name.startswith(tuple(args.without))) if args.without else LINK_FEATURES
+        kept: tuple[str, ...] = tuple(name for name in LINK_FEATURES if not name.startswith(tuple(args.without)))
         print("entity linking on held-out folds: top term gold / gold entities that are the top term (as `coqa eval`):")
-        variants = [(objective, objective, LINK_FEATURES) for objective in OBJECTIVES]
+        variants: list[tuple[str, str, tuple[str, ...]]] = [(objective, objective, LINK_FEATURES) for objective in OBJECTIVES]
         if args.without:
             variants.append((f"{training.linker.objective} without {' '.join(args.without)}", training.linker.objective, kept))
         for label, objective, names in variants:
@@ -70,15 +87,17 @@ def main() -> None:
             top, share = linking_cv(examples, names, replace(training.linker, objective=objective), training.folds, training.seed)
             print(f"  {label:<40} {top:.4f} / {share:.4f}  ({len(names)} features, {time.perf_counter() - begun:.0f} s)")
         return
-    associations, neighbours = trainer.ranking_statistics(examples)
-    table = trainer.ranking_table(examples, link_scores, associations, neighbours, trainer.paraphrases_by_fold(examples))
+    table = trainer.ranking_table(examples, link_scores, *trainer.ranking_statistics(examples))
     print(f"rows built in {time.perf_counter() - started:.0f} s: {len(questions)} questions, {len(table.rows)} candidates")
+    features = rank_features(settings.ranking)
     if args.without:
-        kept = tuple(name for name in RANK_FEATURES if not name.startswith(tuple(args.without)))
-        print(f"query ranking ({training.ranker.objective}), averaged F1 of the top candidate on held-out folds:")
-        for label, names in (("all features", RANK_FEATURES), (f"without {' '.join(args.without)}", kept)):
-            f1 = ranking_cv(table, names, training.ranker, training.folds, training.seed) / len(questions)
-            print(f"  {label:<40} {f1:.4f}  ({len(names)} features)")
+        kept = tuple(name for name in features if not name.startswith(tuple(args.without)))
+        seeds = args.seeds if args.seeds is not None else [training.seed]
+        print(f"query ranking ({training.ranker.objective}), averaged F1 of the top candidate on held-out folds, seeds {' / '.join(map(str, seeds))} (mean):")
+        for label, names in (("all features", features), (f"without {' '.join(args.without)}", kept)):
+            f1s = [ranking_cv(table, names, training.ranker, training.folds, seed) / len(questions) for seed in seeds]
+            readings = " / ".join(f"{f1:.4f}" for f1 in f1s)
+            print(f"  {label:<40} {readings} ({statistics.mean(f1s):.4f})  ({len(names)} features)", flush=True)
         return
 
     print("entity linking, recall@1 on held-out folds:")
@@ -90,7 +109,7 @@ def main() -> None:
     print("query ranking, averaged F1 of the top candidate on held-out folds:")
     for objective in OBJECTIVES:
         begun = time.perf_counter()
-        total = ranking_cv(table, RANK_FEATURES, replace(training.ranker, objective=objective), training.folds, training.seed)
+        total = ranking_cv(table, features, replace(training.ranker, objective=objective), training.folds, training.seed)
         print(f"  {objective:<10} {total / len(questions):.4f}  ({time.perf_counter() - begun:.0f} s for {training.folds} fits)")
 
 

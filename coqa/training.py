@@ -27,7 +27,7 @@ from coqa.config import Settings
 from coqa.querygen.coverage import expressing_template
 from coqa.dataset import GoldQuestion
 from coqa.evaluation.metrics import question_prf
-from coqa.gold import is_variable, parse_query
+from coqa.gold import as_term, is_variable, parse_query
 from coqa.kb.names import Term
 from coqa.linking.linker import LINK_FEATURES, EntityLinker, LinkCandidate, best_links
 from coqa.linking.model import LinkerModel, fit_keyphraseness, fit_link_scorers
@@ -35,6 +35,7 @@ from coqa.mentions.detection import Mention, normalize_question
 from coqa.model import TrainedModel
 from coqa.pipeline import Pipeline
 from coqa.ranking.paraphrase import PredicateParaphrases
+from coqa.ranking.answer_features import gold_answer_class_keys
 from coqa.ranking.associations import PredicateAssociations
 from coqa.ranking.calibration import Calibration
 from coqa.ranking.features import rank_features
@@ -111,6 +112,20 @@ def nlpcc_training_settings(settings: Settings, questions: Sequence[GoldQuestion
     return replace(settings.with_overrides(implied, "NLPCC training file"), explicit=settings.explicit)
 
 
+
+
+def training_settings(
+    settings: Settings, questions: Sequence[GoldQuestion], nlpcc: bool, evidence: RelationEvidence | None, templates: Mapping[str, Template],
+) -> Settings:  # fmt: skip
+    """The settings a training on `questions` runs with: `ranking.relation_evidence`
+    on when `evidence` is given, and for an NLPCC training file
+    (`nlpcc`) those of `nlpcc_training_settings`. ValueError when
+    `ranking.relation_evidence` is on and no evidence is given."""
+    if evidence is not None:
+        settings = settings.with_overrides({"ranking": {"relation_evidence": True}}, "command line")
+    elif settings.ranking.relation_evidence:
+        raise ValueError("ranking.relation_evidence is on: give its file with --relation-evidence FILE")
+    return nlpcc_training_settings(settings, questions, templates) if nlpcc else settings
 
 
 def training_data_digest(questions: Sequence[GoldQuestion]) -> str:
@@ -210,12 +225,7 @@ class Trainer:
     def train(self, questions: Sequence[GoldQuestion]) -> tuple[TrainedModel, TrainingSummary]:
         started = time.perf_counter()
         examples, keyphraseness, link_scores, (linker_scorer, order_scorer) = self.link_examples(questions)
-        wordings = [_wording(e) for e in examples]
-        predicates, folds = [e.predicates for e in examples], [e.fold for e in examples]
-        associations, neighbours = fit_statistics(wordings, predicates, [e.shape for e in examples], folds, self.folds, self.settings.ranking)
-        paraphrases: list[PredicateParaphrases | None] = [None] * (self.folds + 1)
-        if self.settings.ranking.name_associations:
-            paraphrases = list(fit_paraphrases(wordings, predicates, folds, self.folds))
+        associations, neighbours, paraphrases = self.ranking_statistics(examples)
         table = self.ranking_table(examples, link_scores, associations, neighbours, paraphrases)
         ranker_scorer = self._fit(table.rows, table.labels, table.groups, rank_features(self.settings.ranking), self.settings.training.ranker)
         calibration = Calibration.fit_out_of_fold(
@@ -277,6 +287,24 @@ class Trainer:
             per_example.append(LinkScores(scores[start:end].tolist(), order[start:end].tolist()))
             start = end
         return examples, keyphraseness, per_example, fit_link_scorers(rows, labels, groups, LINK_FEATURES, self.settings.training.linker, self.seed)
+
+    def ranking_statistics(
+        self, examples: Sequence[_Example]
+    ) -> tuple[list[PredicateAssociations], PredicateNeighbours, list[PredicateParaphrases | None]]:
+        """What the ranker's features are learned from, per cross-fitting fold
+        (index `folds`: over all): the association counts, the TF-IDF neighbours
+        (one table, which hides a question's own fold when asked) and, with
+        `ranking.name_associations`, the predicate paraphrases (None without)."""
+        wordings = [_wording(e) for e in examples]
+        predicates, folds = [e.predicates for e in examples], [e.fold for e in examples]
+        answer_classes = [gold_answer_class_keys([as_term(a) or Term.literal(a) for a in e.question.answers]) for e in examples]
+        associations, neighbours = fit_statistics(
+            wordings, predicates, answer_classes, [e.shape for e in examples], folds, self.folds, self.settings.ranking
+        )  # fmt: skip
+        paraphrases: list[PredicateParaphrases | None] = [None] * (self.folds + 1)
+        if self.settings.ranking.name_associations:
+            paraphrases = list(fit_paraphrases(wordings, predicates, folds, self.folds))
+        return associations, neighbours, paraphrases
 
     def ranking_table(
         self,

@@ -279,7 +279,7 @@ def run_train(args: argparse.Namespace) -> int:
     from coqa.resources import QUERIES_DIR
     from coqa.ranking.relation_evidence import RelationEvidence
     from coqa.templates import load_templates
-    from coqa.training import Trainer, nlpcc_training_settings
+    from coqa.training import Trainer, training_settings
 
     if dbqa_commands.wants_dbqa(args, args.train_file):
         return dbqa_commands.run_train(args)
@@ -287,18 +287,14 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         questions = read_gold_questions(args.train_file)
         evidence = RelationEvidence.fit(read_gold_questions(args.relation_evidence)) if args.relation_evidence else None
+        if args.limit:
+            questions = questions[: args.limit]
+        if not questions:
+            return fail(f"no questions in {args.train_file}", 2)
+        nlpcc = read_question_file(args.train_file).kind == QuestionFormat.NLPCC
+        settings = training_settings(settings, questions, nlpcc, evidence, load_templates(QUERIES_DIR))
     except (DatasetError, ValueError) as error:
         return fail(str(error), 2)
-    if evidence is not None:
-        settings = settings.with_overrides({"ranking": {"relation_evidence": True}}, "command line")
-    elif settings.ranking.relation_evidence:
-        return fail("ranking.relation_evidence is on: give its file with --relation-evidence FILE", 2)
-    if args.limit:
-        questions = questions[: args.limit]
-    if not questions:
-        return fail(f"no questions in {args.train_file}", 2)
-    if read_question_file(args.train_file).kind == QuestionFormat.NLPCC:
-        settings = nlpcc_training_settings(settings, questions, load_templates(QUERIES_DIR))
     pipeline = Pipeline.without_model(settings)
 
     passes = 0

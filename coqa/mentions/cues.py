@@ -43,6 +43,31 @@ _PERSON_NAME = re.compile(r"（[^（）]*(人物|演员|歌手|导演|作家|运
 _NUMBER = re.compile(r"^[\d.,\-:：年月日%万亿千百米公里元岁]+$")
 
 
+# What a question asks for by class: the words right after 哪个, 哪所, 哪些,
+# 什么 (哪所学院, 什么菜系, 哪国人), cut at a function character; a right
+# answer's name or description often holds them (云溪学院, 酸辣面_（川菜）).
+_CLASS_ASKING = re.compile(r"哪一?[些个所部位家种座条首本只支张届款间门项名]?|什么|啥")
+_CLASS_END = set("的是之中里儿在有呢吗了和与及呀啊被") | _PUNCTUATION
+_CLASS_LENGTH = 4
+
+
+@functools.lru_cache(maxsize=256)
+def asked_classes(text: str) -> tuple[str, ...]:
+    """The words after each asking word of `text` that name the class of
+    thing it asks for (up to four characters, to the next function
+    character): `("学院",)` for 李明任教于哪所学院, `()` for 谁写了这本书."""
+    found = []
+    for match in _CLASS_ASKING.finditer(text):
+        words = ""
+        for ch in text[match.end() : match.end() + _CLASS_LENGTH]:
+            if ch in _CLASS_END or _CLASS_ASKING.match(ch):
+                break
+            words += ch
+        if words:
+            found.append(words)
+    return tuple(found)
+
+
 def question_cues(text: str) -> dict[str, float]:
     """1.0 for each cue whose wording occurs in the question, else 0.0."""
     return {f"cue_{name}": float(bool(pattern.search(text))) for name, pattern in CUES.items()}

@@ -5,11 +5,12 @@ shape against training questions of the same shape."""
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from coqa.kb.names import Term
-from coqa.kb.surfaces import base_name, normalize_surface
+from coqa.kb.surfaces import base_name, normalize_surface, qualifier
 from coqa.mentions.cues import (
     PLURAL,
     SINGULAR,
@@ -20,7 +21,9 @@ from coqa.mentions.cues import (
 )  # fmt: skip
 from coqa.querygen.candidate import Candidate
 from coqa.ranking.context import QuestionContext
+from coqa.ranking.keys import answer_class_key
 from coqa.ranking.neighbours import PredicateNeighbours
+from coqa.ranking.wording import bigrams
 
 ANSWER_FEATURES = (
     "a_log_count", "a_none", "a_one", "a_literal", "a_numeric", "a_when_numeric", "a_quantity_numeric", "a_who_entity",
@@ -81,6 +84,82 @@ def answer_form_features(candidate: Candidate, text: str, cues: Mapping[str, flo
         "a_plural_many": float(plural) * float(count > 1),
         "a_singular_one": float(singular) * float(count == 1),
     }
+
+
+ASKED_CLASS_FEATURES = ("a_class_asked", "a_class_chars", "a_class_bigram")
+# Answers read for the asked-class features: the shares settle long before a hub's thousands.
+_CLASS_ANSWERS = 100
+
+
+def asked_class_features(answers: Sequence[Term], classes: Sequence[str]) -> dict[str, float]:
+    """How far the answers' names (with their `_（…）` descriptions) hold the
+    class the question asks for (`asked_classes`: 学院 in 哪所学院): whether it
+    asks for one, and over the first answers the mean share of its characters
+    each answer's name holds and the share of answers that hold one of its
+    bigrams (its character, for a one-character class). A question asking
+    哪所学院 is answered by a college, seldom by its address."""
+    if not classes:
+        return dict.fromkeys(ASKED_CLASS_FEATURES, 0.0)
+    chars = frozenset("".join(classes))
+    pieces = frozenset(piece for words in classes for piece in (bigrams(words) or {words}))
+    read = [_answer_name(answer) for answer in answers[:_CLASS_ANSWERS]]
+    if not read:
+        return {"a_class_asked": 1.0, "a_class_chars": 0.0, "a_class_bigram": 0.0}
+    return {
+        "a_class_asked": 1.0,
+        "a_class_chars": sum(len(chars & set(name)) for name in read) / (len(chars) * len(read)),
+        "a_class_bigram": sum(any(piece in name for piece in pieces) for name in read) / len(read),
+    }
+
+
+@lru_cache(maxsize=1 << 17)
+def _answer_name(answer: Term) -> str:
+    """The answer's value as questions write it, an entity with its description."""
+    return normalize_surface(answer.value)
+
+
+# A number and its unit (47816人, 8.5分), which `looks_numeric` does not take for a number.
+_COUNTED = re.compile(r"^\d[\d.,]*\D{1,2}$")
+ANSWER_CLASS_FEATURES = ("a_class_assoc_mean", "a_class_assoc_max")
+# Answers whose class is read per candidate: its first ones tell what it answers with.
+_CLASSED_ANSWERS = 20
+# Gold answers whose class training counts per question.
+GOLD_CLASSED_ANSWERS = 10
+
+
+@lru_cache(maxsize=1 << 17)
+def answer_class_keys(answer: Term) -> tuple[str, ...]:
+    """The association keys (`answer_class_key`) of what an answer is, which
+    training associates with the wording of questions whose gold answers they
+    are (哪个朝代 with 朝代 of 北宋_（中国历史朝代）): a date, a number (and
+    the unit it ends in), a long text; otherwise the last character and the
+    last two of its name and of its `_（…）` description, where Chinese puts
+    the word for what a thing is (长篇小说: 说, 小说)."""
+    value = normalize_surface(answer.value).strip()
+    if answer.is_literal and looks_like_date(value):
+        return (answer_class_key("#date"),)
+    if answer.is_literal and (looks_numeric(value) or _COUNTED.match(value)):
+        unit = value[-1]
+        return (answer_class_key("#number"),) + ((answer_class_key(f"#number{unit}"),) if not unit.isdigit() else ())
+    if answer.is_literal and len(value) > 20:
+        return (answer_class_key("#text"),)
+    words = [value] if answer.is_literal else [normalize_surface(base_name(answer.value)), normalize_surface(qualifier(answer.value))]
+    return tuple(sorted({answer_class_key(piece) for word in words if word for piece in (word[-1:], word[-2:])}))
+
+
+def answer_class_features(answers: Sequence[Term], class_score: Callable[[str], float]) -> dict[str, float]:
+    """How strongly the wording has asked for what the first answers are: for
+    each, the best association (`class_score` of an answer-class key) of its
+    keys; their mean and best."""
+    scores = [max(map(class_score, answer_class_keys(answer))) for answer in answers[:_CLASSED_ANSWERS]]
+    if not scores:
+        return dict.fromkeys(ANSWER_CLASS_FEATURES, 0.0)
+    return {"a_class_assoc_mean": sum(scores) / len(scores), "a_class_assoc_max": max(scores)}
+
+
+def gold_answer_class_keys(answers: Sequence[Term]) -> list[str]:
+    """The answer-class keys training counts for a question with these gold answers (its first ones)."""
+    return sorted({key for answer in answers[:GOLD_CLASSED_ANSWERS] for key in answer_class_keys(answer)})
 
 
 STATED_FEATURES = ("a_stated",)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from operator import itemgetter
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from rapidfuzz import fuzz
 
@@ -22,6 +22,7 @@ from coqa.kb.surfaces import matching_name
 from coqa.linking.linker import LinkedNode
 from coqa.mentions.cues import (
     CUES,
+    asked_classes,
     content_mask,
 )  # fmt: skip
 from coqa.querygen.candidate import Candidate
@@ -30,11 +31,15 @@ from coqa.querygen.candidate import Candidate
 # least this share of the training questions it occurred in (smoothed).
 from coqa.ranking.answer_features import (
     ANSWER_FEATURES,
+    ANSWER_CLASS_FEATURES,
     ANSWER_FORM_FEATURES,
+    ASKED_CLASS_FEATURES,
     SHAPE_NEIGHBOUR_FEATURES,
     STATED_FEATURES,
     answer_features,
+    answer_class_features,
     answer_form_features,
+    asked_class_features,
     shape_neighbour_features,
     stated_features,
 )  # fmt: skip
@@ -126,7 +131,23 @@ def candidate_features(
     features.update(shared_value(context, ("answers", answers), lambda: answer_features(candidate, context.cues)))
     features.update(shared_value(context, ("answer forms", answers), lambda: answer_form_features(candidate, text, context.cues)))
     features.update(shared_value(context, ("stated", answers), lambda: stated_features(answers, text, context.linked_terms)))
+    features.update(shared_value(context, ("asked class", answers), lambda: asked_class_features(answers, asked_classes(text))))
+    features.update(shared_value(
+        context, ("answer classes", rest, answers), lambda: answer_class_features(answers, _class_scorer(rest, rest_associations, context))
+    ))  # fmt: skip
     return features
+
+
+def _class_scorer(rest: str, rest_associations: GramAssociations, context: QuestionContext) -> Callable[[str], float]:
+    """The best association of an answer-class key with the rest's grams, memoised per question."""
+    memo = context.class_scores
+
+    def score(key: str) -> float:
+        if (rest, key) not in memo:
+            memo[(rest, key)] = rest_associations.best(key)
+        return memo[(rest, key)]
+
+    return score
 
 
 def _asked_of_earlier_node(candidate: Candidate) -> float:
@@ -320,6 +341,8 @@ CANDIDATE_FEATURES: tuple[str, ...] = (
     + _EXPLANATION_FEATURES
     + ANSWER_FORM_FEATURES
     + STATED_FEATURES
+    + ASKED_CLASS_FEATURES
+    + ANSWER_CLASS_FEATURES
     + SHAPE_NEIGHBOUR_FEATURES
 )
 

@@ -1,5 +1,5 @@
 """Association keys: how a predicate, a directed predicate, a predicate pair, a
-query shape and a piece of a predicate name are written as the keys of the
+query shape, a piece of a predicate name and a piece of what an answer is are written as the keys of the
 association counts (coqa.ranking.associations) and the question neighbours
 (coqa.ranking.neighbours)."""
 
@@ -28,8 +28,15 @@ def shape_key(shape: str) -> str:
 
 def is_predicate_key(key: str) -> bool:
     """Whether an association or neighbour key is a predicate itself, not a
-    directed (`p>`, `p<`), pair (`p+q+`), name-piece (`~piece~`) or shape (`shape#`) key."""
-    return not key.endswith((">", "<", "+", "~", "#"))
+    directed (`p>`, `p<`), pair (`p+q+`), name-piece (`~piece~`), shape (`shape#`)
+    or answer-class (`piece^`) key."""
+    return not key.endswith((">", "<", "+", "~", "#", "^"))
+
+
+def answer_class_key(piece: str) -> str:
+    """The association key of a piece of what an answer is
+    (coqa.ranking.answer_features.answer_class_keys): `piece^`."""
+    return f"{piece}^"
 
 
 def name_piece_key(piece: str) -> str:

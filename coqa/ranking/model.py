@@ -69,19 +69,21 @@ class RankerModel:
 
 
 def fit_statistics(
-    wordings: Sequence[str], predicates: Sequence[list[str]], shapes: Sequence[str | None], folds: Sequence[int], fold_count: int,
-    settings: RankingSettings,
+    wordings: Sequence[str], predicates: Sequence[list[str]], answer_classes: Sequence[list[str]], shapes: Sequence[str | None],
+    folds: Sequence[int], fold_count: int, settings: RankingSettings,
 ) -> tuple[list[PredicateAssociations], PredicateNeighbours]:
     """The association counts per cross-fitting fold (index `fold_count`: over
     all) and the TF-IDF neighbours of all training questions, from each
     question's wording (its gold mentions taken out), its gold predicate keys
-    (coqa.ranking.keys), the shape of its gold query and its fold; a fold's
+    and answer-class keys (coqa.ranking.keys; the neighbours read only the
+    predicate keys), the shape of its gold query and its fold; a fold's
     counts leave its own questions out (the neighbours hide them when asked)."""
     tables = [PredicateAssociations(settings.association_smoothing) for _ in range(fold_count + 1)]
-    for wording, keys, own_fold in zip(wordings, predicates, folds):
+    for wording, predicate_keys, class_keys, own_fold in zip(wordings, predicates, answer_classes, folds):
         question_grams = grams(wording)
+        keys = predicate_keys + class_keys
         if settings.name_associations:
-            keys = keys + name_piece_keys(keys)
+            keys = keys + name_piece_keys(predicate_keys)
         for fold, table in enumerate(tables):
             if fold != own_fold:
                 table.add(question_grams, keys)

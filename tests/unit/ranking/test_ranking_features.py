@@ -11,6 +11,7 @@ from coqa.kb.names import Term
 from coqa.kb.surfaces import matching_name
 from coqa.linking.linker import LinkedNode
 from coqa.mentions.cues import (
+    asked_classes,
     content_mask,
     looks_like_date,
     looks_like_person,
@@ -18,14 +19,22 @@ from coqa.mentions.cues import (
     question_cues,
 )
 from coqa.querygen.candidate import Candidate
-from coqa.ranking.answer_features import answer_form_features, stated_features
+from coqa.ranking.answer_features import (
+    answer_class_features,
+    answer_class_keys,
+    answer_form_features,
+    asked_class_features,
+    stated_features,
+)
 from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.model import fit_statistics
+from coqa.ranking.settings import RankingSettings
 from coqa.ranking.features import (
     _asked_of_earlier_node,
     _de_after_nodes,
     _explanation_features,
 )
-from coqa.ranking.keys import directed, name_piece_key, name_pieces, pair_key, shape_key
+from coqa.ranking.keys import answer_class_key, directed, is_predicate_key, name_piece_key, name_pieces, pair_key, shape_key
 from coqa.ranking.name_features import name_neighbour_scores, name_overlap
 from coqa.ranking.neighbours import CharTfidf, PredicateNeighbours
 from coqa.ranking.wording import grams, remove_spans
@@ -113,6 +122,54 @@ def test_answers_the_question_states_are_counted() -> None:
     assert stated_features((Term.literal("http://yunxi.example"), grade), question, linked)["a_stated"] == 0.5
     assert stated_features((Term.literal("的"),), question, frozenset())["a_stated"] == 0.0  # one character says nothing
     assert stated_features((), question, linked)["a_stated"] == 0.0
+
+
+def test_the_class_a_question_asks_for_is_the_wording_after_its_asking_word() -> None:
+    assert asked_classes("李明任教于哪所学院？") == ("学院",)
+    assert asked_classes("林海是哪国人？") == ("国人",)
+    assert asked_classes("云溪市有哪些景点和什么美食？") == ("景点", "美食")
+    assert asked_classes("雪夜行的作者是谁？") == ()
+    assert asked_classes("雪夜行是什么？") == ()
+    assert asked_classes("林海在哪里出生？") == ()  # 哪里 asks where, not for a class
+
+
+def test_answers_are_judged_by_the_class_the_question_asks_for() -> None:
+    classes = asked_classes("李明任教于哪所学院？")
+    college, address = Term.entity("云溪学院_（某市高校）"), Term.literal("云溪市北路1号")
+    assert asked_class_features((college,), classes) == {"a_class_asked": 1.0, "a_class_chars": 1.0, "a_class_bigram": 1.0}
+    assert asked_class_features((address,), classes) == {"a_class_asked": 1.0, "a_class_chars": 0.0, "a_class_bigram": 0.0}
+    assert asked_class_features((college, Term.entity("学术委员会")), classes) == {
+        "a_class_asked": 1.0, "a_class_chars": 0.75, "a_class_bigram": 0.5,  # 学 alone is half the class, no bigram
+    }  # fmt: skip
+    assert asked_class_features((), classes)["a_class_asked"] == 1.0
+    assert asked_class_features((college,), ()) == {"a_class_asked": 0.0, "a_class_chars": 0.0, "a_class_bigram": 0.0}
+
+
+def test_what_an_answer_is_is_read_from_its_form_or_the_end_of_its_name_and_description() -> None:
+    keys = answer_class_keys
+    assert keys(Term.entity("北河_（古代朝代）")) == tuple(sorted(map(answer_class_key, ("北河", "河", "朝代", "代"))))
+    assert keys(Term.entity("云溪学院")) == (answer_class_key("学院"), answer_class_key("院"))
+    assert keys(Term.literal("2001年3月5日")) == (answer_class_key("#date"),)
+    assert keys(Term.literal("4200人")) == (answer_class_key("#number"), answer_class_key("#number人"))
+    assert keys(Term.literal("320")) == (answer_class_key("#number"),)
+    assert keys(Term.literal("一座建在河边的古城，城中有三座石桥和一座塔")) == (answer_class_key("#text"),)
+    assert not any(is_predicate_key(key) for key in keys(Term.entity("云溪学院")))
+
+
+def test_wording_that_asked_for_a_class_of_answer_in_training_scores_answers_of_that_class() -> None:
+    wordings = ["||是哪个朝代的", "||建于哪个朝代", "||的作者是谁"]
+    dynasty, person = Term.entity("北河_（古代朝代）"), Term.entity("林海_（虚构作家）")
+    classes = [list(answer_class_keys(dynasty)), list(answer_class_keys(dynasty)), list(answer_class_keys(person))]
+    tables, _ = fit_statistics(wordings, [["朝代"], ["建立时间"], ["作者"]], classes, [None] * 3, [0, 1, 2], 3, RankingSettings(0.3, 5.0, False, False))
+    against = tables[3].against(grams("||属于哪个朝代"))
+    features = answer_class_features((dynasty,), against.best)
+    assert features["a_class_assoc_mean"] == features["a_class_assoc_max"] > 0.0
+    by_person = answer_class_features((person,), against.best)["a_class_assoc_max"]
+    assert by_person < features["a_class_assoc_max"]  # only the separator the wordings share asked for a writer
+    both = answer_class_features((dynasty, person), against.best)
+    assert both == {"a_class_assoc_mean": (features["a_class_assoc_max"] + by_person) / 2, "a_class_assoc_max": features["a_class_assoc_max"]}
+    assert answer_class_features((), against.best) == {"a_class_assoc_mean": 0.0, "a_class_assoc_max": 0.0}
+    assert tables[0].against(grams("||属于哪个朝代")).best(answer_class_key("朝代")) < against.best(answer_class_key("朝代"))  # fold 0 left out
 
 
 def test_a_checked_one_hop_knows_whether_it_asks_about_the_node_named_first() -> None:
