@@ -147,11 +147,15 @@ def answer_class_keys(answer: Term) -> tuple[str, ...]:
     return tuple(sorted({answer_class_key(piece) for word in words if word for piece in (word[-1:], word[-2:])}))
 
 
-def answer_class_features(answers: Sequence[Term], class_score: Callable[[str], float]) -> dict[str, float]:
-    """How strongly the wording has asked for what the first answers are: for
-    each, the best association (`class_score` of an answer-class key) of its
-    keys; their mean and best."""
-    scores = [max(map(class_score, answer_class_keys(answer))) for answer in answers[:_CLASSED_ANSWERS]]
+def answer_class_score(answer: Term, key_score: Callable[[str], float]) -> float:
+    """How strongly the wording has asked for what the answer is: the best
+    association (`key_score`) of its answer-class keys."""
+    return max(map(key_score, answer_class_keys(answer)))
+
+
+def answer_class_features(answers: Sequence[Term], answer_score: Callable[[Term], float]) -> dict[str, float]:
+    """The mean and the best `answer_class_score` (through `answer_score`) of the first answers."""
+    scores = [answer_score(answer) for answer in answers[:_CLASSED_ANSWERS]]
     if not scores:
         return dict.fromkeys(ANSWER_CLASS_FEATURES, 0.0)
     return {"a_class_assoc_mean": sum(scores) / len(scores), "a_class_assoc_max": max(scores)}

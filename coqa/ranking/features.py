@@ -18,6 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 from rapidfuzz import fuzz
 
+from coqa.kb.names import Term
 from coqa.kb.surfaces import matching_name
 from coqa.linking.linker import LinkedNode
 from coqa.mentions.cues import (
@@ -38,6 +39,7 @@ from coqa.ranking.answer_features import (
     STATED_FEATURES,
     answer_features,
     answer_class_features,
+    answer_class_score,
     answer_form_features,
     asked_class_features,
     shape_neighbour_features,
@@ -138,14 +140,22 @@ def candidate_features(
     return features
 
 
-def _class_scorer(rest: str, rest_associations: GramAssociations, context: QuestionContext) -> Callable[[str], float]:
-    """The best association of an answer-class key with the rest's grams, memoised per question."""
-    memo = context.class_scores
+def _class_scorer(rest: str, rest_associations: GramAssociations, context: QuestionContext) -> Callable[[Term], float]:
+    """`answer_class_score` of an answer against the rest's grams, memoised per
+    question and rest, by answer and by answer-class key (answers share keys)."""
+    by_answer, by_key = context.class_scores.setdefault(rest, ({}, {}))
 
-    def score(key: str) -> float:
-        if (rest, key) not in memo:
-            memo[(rest, key)] = rest_associations.best(key)
-        return memo[(rest, key)]
+    def key_score(key: str) -> float:
+        value = by_key.get(key)
+        if value is None:
+            value = by_key[key] = rest_associations.best(key)
+        return value
+
+    def score(answer: Term) -> float:
+        value = by_answer.get(answer)
+        if value is None:
+            value = by_answer[answer] = answer_class_score(answer, key_score)
+        return value
 
     return score
 

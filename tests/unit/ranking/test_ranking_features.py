@@ -4,6 +4,8 @@ answer forms against the question's cues."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +24,7 @@ from coqa.querygen.candidate import Candidate
 from coqa.ranking.answer_features import (
     answer_class_features,
     answer_class_keys,
+    answer_class_score,
     answer_form_features,
     asked_class_features,
     stated_features,
@@ -162,13 +165,14 @@ def test_wording_that_asked_for_a_class_of_answer_in_training_scores_answers_of_
     classes = [list(answer_class_keys(dynasty)), list(answer_class_keys(dynasty)), list(answer_class_keys(person))]
     tables, _ = fit_statistics(wordings, [["朝代"], ["建立时间"], ["作者"]], classes, [None] * 3, [0, 1, 2], 3, RankingSettings(0.3, 5.0, False, False))
     against = tables[3].against(grams("||属于哪个朝代"))
-    features = answer_class_features((dynasty,), against.best)
+    score = partial(answer_class_score, key_score=against.best)
+    features = answer_class_features((dynasty,), score)
     assert features["a_class_assoc_mean"] == features["a_class_assoc_max"] > 0.0
-    by_person = answer_class_features((person,), against.best)["a_class_assoc_max"]
+    by_person = answer_class_features((person,), score)["a_class_assoc_max"]
     assert by_person < features["a_class_assoc_max"]  # only the separator the wordings share asked for a writer
-    both = answer_class_features((dynasty, person), against.best)
+    both = answer_class_features((dynasty, person), score)
     assert both == {"a_class_assoc_mean": (features["a_class_assoc_max"] + by_person) / 2, "a_class_assoc_max": features["a_class_assoc_max"]}
-    assert answer_class_features((), against.best) == {"a_class_assoc_mean": 0.0, "a_class_assoc_max": 0.0}
+    assert answer_class_features((), score) == {"a_class_assoc_mean": 0.0, "a_class_assoc_max": 0.0}
     assert tables[0].against(grams("||属于哪个朝代")).best(answer_class_key("朝代")) < against.best(answer_class_key("朝代"))  # fold 0 left out
 
 
