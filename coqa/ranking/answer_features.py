@@ -135,7 +135,7 @@ def answer_class_keys(answer: Term) -> tuple[str, ...]:
     the unit it ends in), a long text; otherwise the last character and the
     last two of its name and of its `_（…）` description, where Chinese puts
     the word for what a thing is (长篇小说: 说, 小说)."""
-    value = normalize_surface(answer.value).strip()
+    value = _answer_name(answer).strip()
     if answer.is_literal and looks_like_date(value):
         return (answer_class_key("#date"),)
     if answer.is_literal and (looks_numeric(value) or _COUNTED.match(value)):
@@ -143,7 +143,7 @@ def answer_class_keys(answer: Term) -> tuple[str, ...]:
         return (answer_class_key("#number"),) + ((answer_class_key(f"#number{unit}"),) if not unit.isdigit() else ())
     if answer.is_literal and len(value) > 20:
         return (answer_class_key("#text"),)
-    words = [value] if answer.is_literal else [normalize_surface(base_name(answer.value)), normalize_surface(qualifier(answer.value))]
+    words = [value] if answer.is_literal else [_answer_surface(answer), normalize_surface(qualifier(answer.value))]
     return tuple(sorted({answer_class_key(piece) for word in words if word for piece in (word[-1:], word[-2:])}))
 
 
