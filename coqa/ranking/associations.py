@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable, Mapping
 
-from coqa.ranking.keys import name_piece_key, name_pieces
+import numpy as np
+
+from coqa.ranking.keys import is_answer_class_key, name_piece_key, name_pieces
 
 
 @dataclass
@@ -44,7 +46,9 @@ class PredicateAssociations:
 
     def add(self, question_grams: set[str], predicates: Iterable[str]) -> None:
         predicates = set(predicates)
-        self.__dict__.pop("grams_by_predicate", None)  # the counts change: turn them around again when next asked
+        # the counts change: turn them around again when next asked
+        self.__dict__.pop("grams_by_predicate", None)
+        self.__dict__.pop("answer_class_counts", None)
         self.questions += 1
         for gram in question_grams:
             self.gram_counts[gram] += 1
@@ -66,13 +70,20 @@ class PredicateAssociations:
                 result[predicate][gram] = count
         return dict(result)
 
+    @cached_property
+    def answer_class_counts(self) -> "AnswerClassCounts":
+        """The pair counts of the answer-class keys, read in one pass per set of grams (dropped by `add`)."""
+        return AnswerClassCounts(self.pair_counts, self.gram_counts, self.smoothing)
+
     def against(self, question_grams: set[str]) -> "GramAssociations":
         """`score` for many predicates against the same grams (a question's
         candidates and a hub's predicates score hundreds or thousands): the
         grams training saw, with their smoothed counts, looked up once."""
         pair_counts, gram_counts, smoothing = self.pair_counts, self.gram_counts, self.smoothing
         return GramAssociations(
-            self.grams_by_predicate, {g: gram_counts[g] + smoothing for g in question_grams if g in pair_counts}
+            self.grams_by_predicate,
+            {g: gram_counts[g] + smoothing for g in question_grams if g in pair_counts},
+            self.answer_class_counts,
         )
 
     def prior(self, predicate: str) -> float:
@@ -90,13 +101,72 @@ class PredicateAssociations:
         return sum(against.score(name_piece_key(piece))[0] for piece in sorted(pieces)) / len(pieces)
 
 
+class AnswerClassCounts:
+    """The associations of the answer-class keys (`is_answer_class_key`) with
+    each gram, as arrays: `bests` finds the best association of every such key
+    with a set of grams in one pass. A question's candidates ask for a few
+    hundred of these keys against the same grams, and each key co-occurs with
+    thousands of grams, so key by key (`GramAssociations.best`) costs more than
+    all keys at once. The grams that co-occur with many keys (`|`, 的, 哪些)
+    keep a dense row; the others their keys' positions and values."""
+
+    def __init__(
+        self, pair_counts: Mapping[str, Mapping[str, int]], gram_counts: Mapping[str, int], smoothing: float, dense_from: int = 256
+    ) -> None:
+        """`dense_from`: the number of keys a gram co-occurs with from which its row is dense."""
+        self._pair_counts, self._gram_counts, self._smoothing = pair_counts, gram_counts, smoothing
+        self._dense_from = dense_from
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Answer-class key -> its position in `bests`."""
+        keys = {key for counts in self._pair_counts.values() for key in counts if is_answer_class_key(key)}
+        return {key: i for i, key in enumerate(sorted(keys))}
+
+    @cached_property
+    def _rows(self) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+        """(gram -> dense row of associations, gram -> (key positions, associations)):
+        count / smoothed count, the division `GramAssociations.best` makes."""
+        index, dense, sparse = self.index, {}, {}
+        for gram, counts in self._pair_counts.items():
+            pairs = [(index[key], count) for key, count in counts.items() if is_answer_class_key(key)]
+            if not pairs:
+                continue
+            positions, values = np.array([p for p, _ in pairs]), np.array([c for _, c in pairs], dtype=np.float64)
+            values /= self._gram_counts[gram] + self._smoothing
+            if len(pairs) >= self._dense_from:
+                dense[gram] = row = np.zeros(len(index))
+                row[positions] = values
+            else:
+                sparse[gram] = (positions, values)
+        return dense, sparse
+
+    def bests(self, grams: Iterable[str]) -> np.ndarray:
+        """By `index`: the best association with the grams of each
+        answer-class key, 0 where none co-occurred: the values `GramAssociations.best` gives."""
+        dense, sparse = self._rows
+        result = np.zeros(len(self.index))
+        positions, values = [], []
+        for gram in grams:
+            if (row := dense.get(gram)) is not None:
+                np.maximum(result, row, out=result)
+            elif (pair := sparse.get(gram)) is not None:
+                positions.append(pair[0])
+                values.append(pair[1])
+        if positions:
+            np.maximum.at(result, np.concatenate(positions), np.concatenate(values))
+        return result
+
+
 @dataclass(frozen=True)
 class GramAssociations:
     """`PredicateAssociations.score` against one set of question grams (`PredicateAssociations.against`):
-    the training counts by predicate and gram, and the smoothed count of each question gram training saw."""
+    the training counts by predicate and gram, the smoothed count of each question gram training saw,
+    and the answer-class counts (`best_answer_class`)."""
 
     grams_by_predicate: Mapping[str, Mapping[str, int]]
     seen: Mapping[str, float]
+    answer_classes: AnswerClassCounts
 
     def score(self, predicate: str) -> tuple[float, float]:
         """(best association, mean of the three best) of the predicate with the grams."""
@@ -108,6 +178,15 @@ class GramAssociations:
     def best(self, predicate: str) -> float:
         """`score(predicate)[0]`, without ordering the rest (query generation scores a hub's thousand predicates)."""
         return max(self._associations(predicate), default=0.0)
+
+    def best_answer_class(self, key: str) -> float:
+        """`best(key)` of an answer-class key, read from the bests of all of them, found once per grams."""
+        position = self.answer_classes.index.get(key)
+        return 0.0 if position is None else float(self._answer_class_bests[position])
+
+    @cached_property
+    def _answer_class_bests(self) -> np.ndarray:
+        return self.answer_classes.bests(self.seen)
 
     def _associations(self, predicate: str) -> list[float]:
         """The association of the predicate with each gram both sides know, in

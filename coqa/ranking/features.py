@@ -141,20 +141,13 @@ def candidate_features(
 
 
 def _class_scorer(rest: str, rest_associations: GramAssociations, context: QuestionContext) -> Callable[[Term], float]:
-    """`answer_class_score` of an answer against the rest's grams, memoised per
-    question and rest, by answer and by answer-class key (answers share keys)."""
-    by_answer, by_key = context.class_scores.setdefault(rest, ({}, {}))
-
-    def key_score(key: str) -> float:
-        value = by_key.get(key)
-        if value is None:
-            value = by_key[key] = rest_associations.best(key)
-        return value
+    """`answer_class_score` of an answer against the rest's grams, memoised per question, rest and answer."""
+    by_answer = context.class_scores.setdefault(rest, {})
 
     def score(answer: Term) -> float:
         value = by_answer.get(answer)
         if value is None:
-            value = by_answer[answer] = answer_class_score(answer, key_score)
+            value = by_answer[answer] = answer_class_score(answer, rest_associations.best_answer_class)
         return value
 
     return score

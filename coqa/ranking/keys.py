@@ -39,6 +39,11 @@ def answer_class_key(piece: str) -> str:
     return f"{piece}^"
 
 
+def is_answer_class_key(key: str) -> bool:
+    """Whether an association key is an answer-class key (`answer_class_key`)."""
+    return key.endswith("^")
+
+
 def name_piece_key(piece: str) -> str:
     """The association key of a piece of predicate names (see `name_pieces`): `~piece~`,
     apart from predicate keys, which never start with `~`."""

@@ -29,7 +29,7 @@ from coqa.ranking.answer_features import (
     asked_class_features,
     stated_features,
 )
-from coqa.ranking.associations import PredicateAssociations
+from coqa.ranking.associations import AnswerClassCounts, GramAssociations, PredicateAssociations
 from coqa.ranking.model import fit_statistics
 from coqa.ranking.settings import RankingSettings
 from coqa.ranking.features import (
@@ -257,6 +257,27 @@ def test_association_scores_follow_their_definition_and_see_later_training() -> 
     assert against.score("导演")[0] == 2 / 3 and against.score("出生地") == (0.0, 0.0)
     associations.add(grams("电影是谁写的"), ["编剧"])
     assert associations.against(question).score("编剧")[0] > 0.0
+
+
+_WORDINGS = st.text(alphabet="|的是哪个朝代谁写", min_size=1, max_size=8)
+_CLASS_PIECES = st.lists(st.sampled_from(["代", "朝代", "家", "作家", "#date"]), max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_WORDINGS, _CLASS_PIECES), min_size=1, max_size=8), _WORDINGS, st.integers(1, 6))
+def test_answer_class_bests_of_all_keys_at_once_are_their_associations_key_by_key(
+    training: list[tuple[str, list[str]]], question: str, dense_from: int
+) -> None:
+    associations = PredicateAssociations(1.0)
+    for wording, pieces in training:
+        associations.add(grams(wording), ["作者", *map(answer_class_key, pieces)])
+    against = associations.against(grams(question))
+    counts = AnswerClassCounts(associations.pair_counts, associations.gram_counts, associations.smoothing, dense_from)
+    rows = GramAssociations(against.grams_by_predicate, against.seen, counts)
+    for key in [*map(answer_class_key, ["代", "朝代", "家", "作家", "#date", "城"])]:
+        assert rows.best_answer_class(key) == against.best_answer_class(key) == against.best(key)
+    associations.add(grams(question), [answer_class_key("城")])
+    assert associations.against(grams(question)).best_answer_class(answer_class_key("城")) > 0.0  # later training is seen
 
 
 def test_the_de_after_the_last_node_are_counted() -> None:
