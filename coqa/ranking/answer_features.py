@@ -147,10 +147,10 @@ def answer_class_keys(answer: Term) -> tuple[str, ...]:
     return tuple(sorted({answer_class_key(piece) for word in words if word for piece in (word[-1:], word[-2:])}))
 
 
-def answer_class_score(answer: Term, key_score: Callable[[str], float]) -> float:
+def answer_class_score(answer: Term, best_of: Callable[[tuple[str, ...]], float]) -> float:
     """How strongly the wording has asked for what the answer is: the best
-    association (`key_score`) of its answer-class keys."""
-    return max(map(key_score, answer_class_keys(answer)))
+    association of its answer-class keys (`best_of` them)."""
+    return best_of(answer_class_keys(answer))
 
 
 def answer_class_features(answers: Sequence[Term], answer_score: Callable[[Term], float]) -> dict[str, float]:

@@ -179,10 +179,11 @@ class GramAssociations:
         """`score(predicate)[0]`, without ordering the rest (query generation scores a hub's thousand predicates)."""
         return max(self._associations(predicate), default=0.0)
 
-    def best_answer_class(self, key: str) -> float:
-        """`best(key)` of an answer-class key, read from the bests of all of them, found once per grams."""
-        position = self.answer_classes.index.get(key)
-        return 0.0 if position is None else float(self._answer_class_bests[position])
+    def best_answer_class(self, keys: Iterable[str]) -> float:
+        """The best `best(key)` of answer-class keys (0 for none), read from the
+        bests of all of them, found once per grams."""
+        bests, index = self._answer_class_bests, self.answer_classes.index
+        return max([bests.item(index[key]) for key in keys if key in index], default=0.0)
 
     @cached_property
     def _answer_class_bests(self) -> np.ndarray:

@@ -165,7 +165,7 @@ def test_wording_that_asked_for_a_class_of_answer_in_training_scores_answers_of_
     classes = [list(answer_class_keys(dynasty)), list(answer_class_keys(dynasty)), list(answer_class_keys(person))]
     tables, _ = fit_statistics(wordings, [["朝代"], ["建立时间"], ["作者"]], classes, [None] * 3, [0, 1, 2], 3, RankingSettings(0.3, 5.0, False, False))
     against = tables[3].against(grams("||属于哪个朝代"))
-    score = partial(answer_class_score, key_score=against.best)
+    score = partial(answer_class_score, best_of=lambda keys: max(map(against.best, keys)))
     features = answer_class_features((dynasty,), score)
     assert features["a_class_assoc_mean"] == features["a_class_assoc_max"] > 0.0
     by_person = answer_class_features((person,), score)["a_class_assoc_max"]
@@ -274,10 +274,12 @@ def test_answer_class_bests_of_all_keys_at_once_are_their_associations_key_by_ke
     against = associations.against(grams(question))
     counts = AnswerClassCounts(associations.pair_counts, associations.gram_counts, associations.smoothing, dense_from)
     rows = GramAssociations(against.grams_by_predicate, against.seen, counts)
-    for key in [*map(answer_class_key, ["代", "朝代", "家", "作家", "#date", "城"])]:
-        assert rows.best_answer_class(key) == against.best_answer_class(key) == against.best(key)
+    keys = [*map(answer_class_key, ["代", "朝代", "家", "作家", "#date", "城"])]
+    for key in keys:
+        assert rows.best_answer_class([key]) == against.best_answer_class([key]) == against.best(key)
+    assert against.best_answer_class(keys) == max(map(against.best, keys)) and against.best_answer_class([]) == 0.0
     associations.add(grams(question), [answer_class_key("城")])
-    assert associations.against(grams(question)).best_answer_class(answer_class_key("城")) > 0.0  # later training is seen
+    assert associations.against(grams(question)).best_answer_class([answer_class_key("城")]) > 0.0  # later training is seen
 
 
 def test_the_de_after_the_last_node_are_counted() -> None:
