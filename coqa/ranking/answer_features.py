@@ -147,14 +147,9 @@ def answer_class_keys(answer: Term) -> tuple[str, ...]:
     return tuple(sorted({answer_class_key(piece) for word in words if word for piece in (word[-1:], word[-2:])}))
 
 
-def answer_class_score(answer: Term, best_of: Callable[[tuple[str, ...]], float]) -> float:
-    """How strongly the wording has asked for what the answer is: the best
-    association of its answer-class keys (`best_of` them)."""
-    return best_of(answer_class_keys(answer))
-
-
 def answer_class_features(answers: Sequence[Term], answer_score: Callable[[Term], float]) -> dict[str, float]:
-    """The mean and the best `answer_class_score` (through `answer_score`) of the first answers."""
+    """The mean and the best `answer_score` of the first answers: how strongly the
+    wording has asked for what each is (the best association of its `answer_class_keys`)."""
     scores = [answer_score(answer) for answer in answers[:_CLASSED_ANSWERS]]
     if not scores:
         return dict.fromkeys(ANSWER_CLASS_FEATURES, 0.0)

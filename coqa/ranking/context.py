@@ -44,7 +44,7 @@ class QuestionContext:
     # (rest, path predicates) -> the relation-evidence features (coqa.ranking.relation_evidence)
     evidence: dict[tuple[str, tuple[str, ...]], tuple[float, float, float]] = field(default_factory=dict)
     evidence_wordings: dict[str, WordingParaphrases] = field(default_factory=dict)  # rest -> the evidence against it
-    # rest -> answer -> its `answer_class_score` against the rest's grams
+    # rest -> answer -> the best association of its answer-class keys with the rest's grams
     class_scores: dict[str, dict[Term, float]] = field(default_factory=dict)
     shared: dict[tuple, dict[str, float]] = field(default_factory=dict)
     linked_terms: frozenset[Term] = field(init=False)

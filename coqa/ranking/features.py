@@ -39,7 +39,7 @@ from coqa.ranking.answer_features import (
     STATED_FEATURES,
     answer_features,
     answer_class_features,
-    answer_class_score,
+    answer_class_keys,
     answer_form_features,
     asked_class_features,
     shape_neighbour_features,
@@ -141,13 +141,13 @@ def candidate_features(
 
 
 def _class_scorer(rest: str, rest_associations: GramAssociations, context: QuestionContext) -> Callable[[Term], float]:
-    """`answer_class_score` of an answer against the rest's grams, memoised per question, rest and answer."""
+    """The best association of an answer's `answer_class_keys` with the rest's grams, memoised per question, rest and answer."""
     by_answer = context.class_scores.setdefault(rest, {})
 
     def score(answer: Term) -> float:
         value = by_answer.get(answer)
         if value is None:
-            value = by_answer[answer] = answer_class_score(answer, rest_associations.best_answer_class)
+            value = by_answer[answer] = rest_associations.best_answer_class(answer_class_keys(answer))
         return value
 
     return score

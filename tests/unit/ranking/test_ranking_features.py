@@ -4,8 +4,6 @@ answer forms against the question's cues."""
 
 from __future__ import annotations
 
-from functools import partial
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +22,6 @@ from coqa.querygen.candidate import Candidate
 from coqa.ranking.answer_features import (
     answer_class_features,
     answer_class_keys,
-    answer_class_score,
     answer_form_features,
     asked_class_features,
     stated_features,
@@ -165,7 +162,10 @@ def test_wording_that_asked_for_a_class_of_answer_in_training_scores_answers_of_
     classes = [list(answer_class_keys(dynasty)), list(answer_class_keys(dynasty)), list(answer_class_keys(person))]
     tables, _ = fit_statistics(wordings, [["朝代"], ["建立时间"], ["作者"]], classes, [None] * 3, [0, 1, 2], 3, RankingSettings(0.3, 5.0, False, False))
     against = tables[3].against(grams("||属于哪个朝代"))
-    score = partial(answer_class_score, best_of=lambda keys: max(map(against.best, keys)))
+
+    def score(answer: Term) -> float:
+        return max(map(against.best, answer_class_keys(answer)))
+
     features = answer_class_features((dynasty,), score)
     assert features["a_class_assoc_mean"] == features["a_class_assoc_max"] > 0.0
     by_person = answer_class_features((person,), score)["a_class_assoc_max"]
