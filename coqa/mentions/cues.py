@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import re
 
+from coqa.kb.surfaces import qualifier
+
 CUES: dict[str, re.Pattern[str]] = {
     "who": re.compile(r"谁|哪位|哪个人|什么人|哪一位"),
     "where": re.compile(r"哪里|哪儿|什么地方|哪个城市|哪个国家|哪个省|在哪|何处|何地|位于"),
@@ -38,6 +40,7 @@ PLURAL = re.compile(r"哪些|都有|都是|分别|有哪|几个|多少个|们")
 SINGULAR = re.compile(r"哪一|哪个|哪位|谁|是什么|叫什么")
 _DATE = re.compile(r"^\d{3,4}年|^\d{4}[-./]\d{1,2}|\d{1,2}月\d{1,2}日|^\d{4}$")
 _PLACE_NAME = re.compile(r"(市|省|县|区|州|国|镇|村|乡|岛|山|河|湖|江|海|街|路|洲)$")
+_PLACE_KIND = re.compile(r"首都|省会|首府|城市|省份|国家|地区")
 _PERSON_NAME = re.compile(r"（[^（）]*(人物|演员|歌手|导演|作家|运动员|政治家|科学家|教授|主持人|画家|诗人|皇帝|学者|球员|作曲家|艺术家|企业家|编剧|模特)[^（）]*）$")
 
 _NUMBER = re.compile(r"^[\d.,\-:：年月日%万亿千百米公里元岁]+$")
@@ -95,8 +98,11 @@ def looks_like_date(value: str) -> bool:
 
 
 def looks_like_place(name: str) -> bool:
-    """True for entity names ending like a place name (市, 省, 山, 河, ...)."""
-    return bool(_PLACE_NAME.search(name.split("_")[0]))
+    """True for entity names ending like a place name (市, 省, 山, 河, ...),
+    or whose `_（…）` description does (辽宁省辖市) or names a kind of place
+    (北京_（中华人民共和国首都）, 河南_（中国中部地区省份之一）)."""
+    description = qualifier(name)
+    return bool(_PLACE_NAME.search(name.split("_")[0]) or _PLACE_NAME.search(description) or _PLACE_KIND.search(description))
 
 
 def looks_like_person(name: str) -> bool:

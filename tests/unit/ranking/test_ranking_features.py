@@ -102,6 +102,9 @@ def test_gold_chains_teach_the_wording_of_their_predicate_pair() -> None:
 def test_answer_forms_against_cues_and_plural_wording() -> None:
     assert looks_like_date("1962年6月22日") and looks_like_date("1999") and not looks_like_date("320")
     assert looks_like_place("云溪市") and not looks_like_place("雪夜行")
+    # A place whose name has no place ending is known by its description: its own ending or a kind of place.
+    assert looks_like_place("云溪_（北原省辖市）") and looks_like_place("北原_（南陆国首都）") and looks_like_place("东川_（南陆中部地区省份之一）")
+    assert not looks_like_place("北原") and not looks_like_place("林远_（南陆国现代作家）")
     assert looks_like_person("林海_（虚构作家）") and not looks_like_person("雪夜行_（小说）")
     when = "雪夜行是哪一年出版的？"
     dated = Candidate(ONE_HOP_OUT, {}, (FILM,), ("出版时间",), (Term.literal("2001年"),))
