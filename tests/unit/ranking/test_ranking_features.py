@@ -167,7 +167,7 @@ def test_wording_that_asked_for_a_class_of_answer_in_training_scores_answers_of_
     against = tables[3].against(grams("||属于哪个朝代"))
 
     def score(answer: Term) -> float:
-        return max(map(against.best, answer_class_keys(answer)))
+        return against.best_answer_class(answer_class_keys(answer))
 
     features = answer_class_features((dynasty,), score)
     assert features["a_class_assoc_mean"] == features["a_class_assoc_max"] > 0.0
