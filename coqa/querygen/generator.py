@@ -188,13 +188,14 @@ class QueryGenerator:
         if shape is CHAIN_OUT_IN and sum(pair_paths.values()) > self.limits.chain_middle_edges:
             chosen, walked = self._first_hops_through_small_middles(node.term, chosen, cuts)
             pair_paths = self._chain_pair_counts(shape, node.term, chosen, walked=walked + 1) if chosen else {}
+        eligible = [pair for pair in pair_paths if not _asks_type_of_middle(shape, pair)]
         # Each predicate's relevance once (a chain's pairs share their first and second hops).
-        first_score = {p1: hood.relevance(p1, shape.outward) for p1, _ in pair_paths}
-        second_score = {p2: hood.relevance(p2, None) for _, p2 in pair_paths}
-        score = {pair: first_score[pair[0]] + second_score[pair[1]] for pair in pair_paths}
-        kept = sorted(pair_paths, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
-        if len(kept) < len(pair_paths):
-            cuts.append(CapCut("chain_pairs", f"{node.term} {shape.name}", len(kept), len(pair_paths)))
+        first_score = {p1: hood.relevance(p1, shape.outward) for p1, _ in eligible}
+        second_score = {p2: hood.relevance(p2, None) for _, p2 in eligible}
+        score = {pair: first_score[pair[0]] + second_score[pair[1]] for pair in eligible}
+        kept = sorted(eligible, key=lambda pair: (-score[pair], pair_paths[pair], pair))[: self.limits.chain_pairs]
+        if len(kept) < len(eligible):
+            cuts.append(CapCut("chain_pairs", f"{node.term} {shape.name}", len(kept), len(eligible)))
         firsts = list(dict.fromkeys(p1 for p1, _ in kept))
         fetched = first_hops_within(firsts, pair_paths, self.limits.chain_rows[shape.name])
         if len(fetched) < len(firsts):
@@ -287,17 +288,20 @@ class QueryGenerator:
         self, first: LinkedNode, second: LinkedNode, predicate: str, hood: Neighbourhood, second_hood: Neighbourhood
     ) -> Iterable[Candidate]:
         """`first predicate second` holds: the relation itself may be the answer,
-        or the fact may just pin down `first` (or `second`) for a one-hop question."""
+        or the fact may just pin down `first` (or `second`) for a one-hop question
+        (one that asks its type is no such question: see `_asks_type_of_middle`)."""
         relations = tuple(Term.entity(p) for p, objs in sorted(hood.out.items()) if second.term in objs)
         if relations[0].value == predicate:
             yield Candidate(PREDICATE, {"e1": first.term, "e2": second.term}, (first, second), (), relations)
         fact = {"p0": Term.entity(predicate), "e0": second.term}
         for other, objects in hood.out.items():
-            if other != predicate:
+            if other not in (predicate, TYPE_PREDICATE):
                 bindings = {"e": first.term, **fact, "p": Term.entity(other)}
                 yield Candidate(ONE_HOP_OUT_CHECKED, bindings, (first, second), (other, predicate), sorted_terms(objects))
         fact = {"p0": Term.entity(predicate), "e0": first.term}
         for other, objects in second_hood.out.items():
+            if other == TYPE_PREDICATE:
+                continue
             bindings = {"e": second.term, **fact, "p": Term.entity(other)}
             yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), sorted_terms(objects))
 
@@ -380,3 +384,17 @@ def paths_per_pair(paths: Iterable[tuple[Term | None, ...]]) -> dict[tuple[str, 
         if p1 is not None and p2 is not None and answer is not None:
             counts[(p1.value, p2.value)] += 1
     return dict(counts)
+
+
+def _asks_type_of_middle(shape: Shape, pair: tuple[str, str]) -> bool:
+    """Whether a chain's second hop reads the type of its unnamed middle node
+    (`<e> <p> ?y . ?y <类型> ?x`). The type predicate answers one-hop
+    questions only (`<e> <类型> ?x`, what kind of thing e is): a longer path
+    that ends with it answers with classes (person, company) whatever its
+    other hops say, and the ranker sees none of it, since the type predicate
+    names no relation (`path_predicates`). Of the 5,220 CCKS training
+    questions one asks it. So it is no hop of a chain, as it is no first hop,
+    and a fact-checked one-hop query does not ask it either
+    (`_linked_facts`). Through chain_out_in's middle, `?x <类型> ?y` keeps
+    its use: the things of the class the node has."""
+    return shape is not CHAIN_OUT_IN and pair[1] == TYPE_PREDICATE

@@ -133,7 +133,25 @@ def test_a_learned_association_finds_a_predicate_the_question_does_not_spell() -
 def test_chain_pairs_keeps_the_most_relevant_predicate_pairs(hub_kb: KnowledgeBase) -> None:
     candidates, cuts = _generate(hub_kb, "枢纽的首都的人口", predicates_per_direction=400, chain_predicates=20, chain_pairs=1)
     assert [c.predicates for c in candidates if c.shape.name == "chain_out_out"] == [("首都", "人口")]
-    assert [(c.kept, c.found) for c in cuts if c.setting == "chain_pairs" and "chain_out_out" in c.where] == [(1, 21)]  # 20 first hops; 首都 has 2 second hops
+    assert [(c.kept, c.found) for c in cuts if c.setting == "chain_pairs" and "chain_out_out" in c.where] == [(1, 20)]  # 20 first hops; 首都's second hops: 人口 (类型 is none)
+
+
+def test_no_chain_ends_by_reading_the_type_of_its_middle_node(hub_kb: KnowledgeBase) -> None:
+    """<枢纽> <首都> ?y . ?y <类型> ?x would answer 城市: the type predicate is no hop of a chain."""
+    candidates, _ = _generate(hub_kb, "枢纽的首都是什么", predicates_per_direction=400, chain_predicates=20)
+    chains = {c.predicates for c in candidates if c.shape.name == "chain_out_out"}
+    assert ("首都", "人口") in chains and ("首都", "类型") not in chains
+
+
+def test_a_fact_checked_query_does_not_ask_the_type_of_its_node(hub_kb: KnowledgeBase) -> None:
+    """<京城> <类型> ?x . <枢纽> <首都> <京城> would answer 城市 to a question about its population."""
+    settings = replace(default_settings().query_generation, predicates_per_direction=400, max_candidates=5000)
+    generator = QueryGenerator(hub_kb, TEMPLATES, settings)
+    hub = LinkedNode(Term.entity("枢纽"), 0.9, 0, 2, "枢纽")
+    capital = LinkedNode(Term.entity("京城"), 0.8, 5, 7, "京城")
+    candidates, _ = generator.generate_recorded([hub, capital], "枢纽的首都京城的人口")
+    checked = {c.predicates for c in candidates if c.shape.name == "one_hop_out_checked_in"}
+    assert checked == {("人口", "首都")}
 
 
 def test_the_asked_predicate_of_a_hub_is_expanded_and_the_cut_recorded(hub_kb: KnowledgeBase) -> None:
@@ -172,7 +190,8 @@ def test_chain_rows_fetch_the_first_hops_whose_counted_paths_fit(hub_kb: Knowled
     candidates, cuts = _generate(hub_kb, "枢纽的首都的人口", predicates_per_direction=400, chain_rows={"chain_out_out": 3, "chain_in_out": 1, "chain_out_in": 1})
     chains = {c.predicates: c.answers for c in candidates if c.shape.name == "chain_out_out"}
     assert chains[("首都", "人口")] == (Term.literal("2000万"),)
-    assert len(chains) == 3  # 首都 (2 paths) first, then one 关系 predicate (1 path)
+    # 首都 (2 paths fetched, through 人口 and 类型, which is no chain's hop) first, then one 关系 predicate (1 path)
+    assert set(chains) == {("首都", "人口"), ("关系0", "人口")}
     cut = [c for c in cuts if c.setting == "chain_rows.chain_out_out"]
     assert cut and cut[0].kept == 2
 
