@@ -300,10 +300,9 @@ class QueryGenerator:
                 yield Candidate(ONE_HOP_OUT_CHECKED, bindings, (first, second), (other, predicate), sorted_terms(objects))
         fact = {"p0": Term.entity(predicate), "e0": first.term}
         for other, objects in second_hood.out.items():
-            if other == TYPE_PREDICATE:
-                continue
-            bindings = {"e": second.term, **fact, "p": Term.entity(other)}
-            yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), sorted_terms(objects))
+            if other != TYPE_PREDICATE:
+                bindings = {"e": second.term, **fact, "p": Term.entity(other)}
+                yield Candidate(ONE_HOP_OUT_CHECKED_IN, bindings, (second, first), (other, predicate), sorted_terms(objects))
 
     def _typed_work(self, pairs: Sequence[tuple[LinkedNode, LinkedNode]], hoods: Mapping[Term, Neighbourhood]) -> list[_TypedTask]:
         """The typed discoveries to make: for each pair (node, type node) whose
