@@ -154,6 +154,23 @@ def test_a_fact_checked_query_does_not_ask_the_type_of_its_node(hub_kb: Knowledg
     assert checked == {("人口", "首都")}
 
 
+@pytest.fixture(scope="module")
+def typed_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """A real store where the subject of a fact has a type of its own."""
+    lines = ["<北国>\t<首都>\t<雪城> .", "<北国>\t<类型>\t<国家> .", "<北国>\t<人口>\t\"900万\" .", "<雪城>\t<人口>\t\"80万\" ."]
+    yield from _loaded_store(tmp_path_factory, "typed", lines, "北国")
+
+
+def test_a_fact_checked_query_does_not_ask_the_type_of_the_facts_subject(typed_kb: KnowledgeBase) -> None:
+    """<北国> <类型> ?x . <北国> <首都> <雪城> would answer 国家 to a question about its population."""
+    generator = QueryGenerator(typed_kb, TEMPLATES, default_settings().query_generation)
+    country = LinkedNode(Term.entity("北国"), 0.9, 0, 2, "北国")
+    capital = LinkedNode(Term.entity("雪城"), 0.8, 5, 7, "雪城")
+    candidates, _ = generator.generate_recorded([country, capital], "北国的首都雪城的人口")
+    checked = {c.predicates for c in candidates if c.shape.name == "one_hop_out_checked"}
+    assert checked == {("人口", "首都")}
+
+
 def test_the_asked_predicate_of_a_hub_is_expanded_and_the_cut_recorded(hub_kb: KnowledgeBase) -> None:
     candidates, cuts = _generate(hub_kb, "枢纽的首都是哪里", predicates_per_direction=10)
     one_hop = {c.predicates[0] for c in candidates if c.shape.name == "one_hop_out"}
