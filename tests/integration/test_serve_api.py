@@ -268,12 +268,21 @@ def test_knowledge_base_down_gives_503_with_the_reason(kb_store_dir: Path, tmp_p
             assert server.process.poll() is None
 
 
+def _proc_file(path: Path) -> bytes:
+    """A /proc file's bytes; empty when its thread or process ended after it was listed
+    (the server's threads come and go while they are read)."""
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
+
+
 def pipeline_processes(server: RunningServer) -> list[int]:
     """The server's pipeline processes (its children started by multiprocessing's spawn)."""
     children = []
     for task in Path(f"/proc/{server.process.pid}/task").iterdir():
-        children += [int(pid) for pid in (task / "children").read_text().split()]
-    return [pid for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        children += [int(pid) for pid in _proc_file(task / "children").split()]
+    return [pid for pid in children if b"spawn_main" in _proc_file(Path(f"/proc/{pid}/cmdline"))]
 
 
 def test_two_workers_answer_and_a_dead_one_is_replaced(tmp_path: Path) -> None:
