@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from coqa.kb.demo import DEMO_QUESTIONS
+from tests.integration.cli_run import worker_pids
 
 QUESTION = "周星驰的身高是多少？\n"
 ANSWER = '"174cm"\n'
@@ -123,20 +124,6 @@ def test_a_stopped_run_leaves_no_part_file(tmp_path: Path, signum: int) -> None:
     assert process.returncode == 128 + signum, stderr
     assert stderr.endswith(f"coqa: error: stopped by {signal.Signals(signum).name}\n"), stderr
     assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
-
-
-def worker_pids(parent: int) -> list[int]:
-    """The spawned worker processes of `parent` (not its resource tracker)."""
-    pids = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
-            continue
-        if ppid == parent and b"spawn_main" in command:
-            pids.append(int(entry.name))
-    return pids
 
 
 def test_a_dead_worker_ends_the_run_with_a_message(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from coqa.pipeline import MAX_QUESTION_LENGTH  # noqa: E402
 from coqa.serve.schemas import MAX_BATCH  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 from coqa.testing.oxigraph_server import serve_store_copy  # noqa: E402
+from tests.integration.cli_run import worker_pids  # noqa: E402
 
 TIMEOUT = 60
 SPARQL_SECONDS = 2
@@ -268,30 +269,13 @@ def test_knowledge_base_down_gives_503_with_the_reason(kb_store_dir: Path, tmp_p
             assert server.process.poll() is None
 
 
-def _proc_file(path: Path) -> bytes:
-    """A /proc file's bytes; empty when its thread or process ended after it was listed
-    (the server's threads come and go while they are read)."""
-    try:
-        return path.read_bytes()
-    except (FileNotFoundError, ProcessLookupError):
-        return b""
-
-
-def pipeline_processes(server: RunningServer) -> list[int]:
-    """The server's pipeline processes (its children started by multiprocessing's spawn)."""
-    children = []
-    for task in Path(f"/proc/{server.process.pid}/task").iterdir():
-        children += [int(pid) for pid in _proc_file(task / "children").split()]
-    return [pid for pid in children if b"spawn_main" in _proc_file(Path(f"/proc/{pid}/cmdline"))]
-
-
 def test_two_workers_answer_and_a_dead_one_is_replaced(tmp_path: Path) -> None:
     with coqa_serve(["--workers", "2"], tmp_path / "serve.log", env=server_env(tmp_path)) as server:
         questions = [line for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
         batch = post(server, "/answer/batch", {"questions": questions})
         assert batch.status_code == 200 and batch.json()["results"][0]["answers"] == ['"174cm"']
         assert requests.get(server.url + "/health", timeout=TIMEOUT).json()["workers"] == 2
-        workers = pipeline_processes(server)
+        workers = worker_pids(server.process.pid)
         assert len(workers) == 2
 
         os.kill(workers[0], signal.SIGKILL)

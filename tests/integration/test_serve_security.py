@@ -27,6 +27,7 @@ from coqa.serve.server import WRITE_STALL_SECONDS  # noqa: E402
 from coqa.serve.sparql import with_row_cap  # noqa: E402
 
 from conftest import Loopback, Reply, Request, never_in_time  # noqa: E402
+from tests.integration.cli_run import worker_pids  # noqa: E402
 
 
 
@@ -376,8 +377,7 @@ def test_a_store_removed_under_the_server_is_noticed(kb_store_dir: Path, tmp_pat
         health = requests.get(server.url + "/health", timeout=10)
         assert health.status_code == 503 and "was replaced or removed" in health.json()["error"], health.text
         # A pipeline process started anew cannot open the store: 503 with the reason, not 500.
-        children = descendants(server.process.pid)[1:]
-        workers = [pid for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        workers = worker_pids(server.process.pid)
         os.kill(workers[0], signal.SIGKILL)
         replies = [requests.post(server.url + "/answer", json={"question": "周星驰的身高是多少？"}, timeout=60) for _ in range(3)]
         assert [reply.status_code for reply in replies][-1] == 503, [reply.text for reply in replies]
