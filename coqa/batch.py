@@ -4,13 +4,11 @@ parallel worker processes when asked, never stopping at a bad question."""
 from __future__ import annotations
 
 import logging
-import multiprocessing
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
+from coqa.child_process import ChildDied, ordered_map
 from coqa.config import Settings
 from coqa.explanation import Answer, Explanation, Failure, FailureKind, KB_FAILURES
 from coqa.kb.base import KBError
@@ -115,7 +113,8 @@ def _answer_in_worker(question: str) -> Answer:
 
 def answer_stream(settings: Settings, questions: Sequence[str], jobs: int = 1) -> Iterator[Answer]:
     """Answers in question order; with jobs > 1, from that many worker processes
-    (each opens its own pipeline, so the store must allow several readers)."""
+    (each opens its own pipeline, so the store must allow several readers),
+    which leave Ctrl-C to this process and end with it (`ordered_map`)."""
     if jobs <= 1:
         pipeline = Pipeline.from_settings(settings)
         try:
@@ -125,20 +124,13 @@ def answer_stream(settings: Settings, questions: Sequence[str], jobs: int = 1) -
             pipeline.close()
         return
     Pipeline.from_settings(settings).close()  # fail fast, in this process, on a bad KB or model
-    context = multiprocessing.get_context("spawn")
-    # An executor, not a multiprocessing.Pool: a Pool whose worker dies loses
-    # that worker's questions and waits for them for ever; the executor fails.
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)) as pool:
-        try:
-            yield from pool.map(_answer_in_worker, questions, chunksize=4)
-        except BrokenProcessPool:
-            raise WorkerDied(
-                f"a worker process (of --jobs {jobs}) died while answering: killed, or out of memory; "
-                "run again, or with fewer --jobs"
-            ) from None
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    try:
+        yield from ordered_map(_answer_in_worker, questions, jobs, _init_worker, (settings,))
+    except ChildDied as error:
+        raise WorkerDied(
+            f"a worker process (of --jobs {jobs}) died while answering: {error}; "
+            "if it ran out of memory, run again with fewer --jobs"
+        ) from None
 
 
 def write_answers(

@@ -27,7 +27,7 @@ from coqa.kb import STORE_SUBDIR, KnowledgeBase, open_kb, store_directory
 from coqa.kb.base import KBError
 from coqa.kb.loading.manifest import read_manifest
 from coqa.pipeline import Pipeline
-from coqa.serve.child_process import die_with_parent, ignore_interrupt
+from coqa.child_process import die_with_parent, ignore_interrupt, stop_workers
 
 # The cheapest query that needs a working knowledge base.
 PROBE_QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"
@@ -230,18 +230,3 @@ def store_identity(settings: Settings) -> tuple[int, int] | None:
     except OSError:
         return (0, 0)
     return (info.st_dev, info.st_ino)
-
-
-def stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Shut `pool` down and kill its processes now: Python joins a process
-    pool's manager thread at exit, which waits for the questions its
-    processes are answering (for as long as a hung knowledge base holds them).
-    Before Python 3.14 (`terminate_workers`) there is no public way to do it."""
-    terminate = getattr(pool, "terminate_workers", None)
-    if terminate is not None:
-        terminate()
-        return
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.kill()

@@ -1,8 +1,9 @@
 """`coqa answer -o` never replaces what it must not, and ends cleanly when
 stopped: the question file is refused, symbolic links, FIFOs and devices are
-written through, SIGTERM/SIGHUP leave no `.part` file, and a dead `--jobs`
-worker ends the run with a message instead of a hang. Over the shipped demo
-knowledge base."""
+written through, SIGTERM/SIGHUP leave no `.part` file, a dead `--jobs`
+worker ends the run with a message instead of a hang, Ctrl-C ends a `--jobs`
+run with one line, and a killed run leaves no worker behind. Over the
+shipped demo knowledge base."""
 
 from __future__ import annotations
 
@@ -99,7 +100,13 @@ def many_questions(work: Path, copies: int) -> Path:
 def start_answer(work: Path, *options: str) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "coqa.cli.main", "answer", "many.txt", "-o", "result.txt", *options]
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(work), cwd=work
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(work),
+        cwd=work,
+        start_new_session=True,  # its own process group, as a command of a terminal
     )
 
 
@@ -137,5 +144,47 @@ def test_a_dead_worker_ends_the_run_with_a_message(tmp_path: Path) -> None:
     finally:
         process.kill()
     assert process.returncode == 1, stderr
-    assert stderr.splitlines()[-1].startswith("coqa: error: a worker process (of --jobs 2) died while answering"), stderr
+    assert stderr.splitlines()[-1].startswith("coqa: error: a worker process (of --jobs 2) died while answering: process "), stderr
+    assert "was killed by SIGKILL" in stderr.splitlines()[-1] and "Traceback" not in stderr, stderr
     assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
+
+
+def test_ctrl_c_ends_a_jobs_run_with_one_line(tmp_path: Path) -> None:
+    many_questions(tmp_path, 300)
+    process = start_answer(tmp_path, "--jobs", "2")
+    try:
+        wait_for(lambda: len(worker_pids(process.pid)) == 2 or process.poll() is not None, "two workers")
+        time.sleep(1)
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: every process of the group
+        _, stderr = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGINT, stderr
+    assert stderr.endswith("coqa: error: interrupted\n") and "Traceback" not in stderr, stderr
+    assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` exists and has not ended (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
+    many_questions(tmp_path, 300)
+    process = start_answer(tmp_path, "--jobs", "2")
+    workers: list[int] = []
+    try:
+        wait_for(lambda: len(worker_pids(process.pid)) == 2 or process.poll() is not None, "two workers")
+        workers = worker_pids(process.pid)
+        process.kill()
+        process.wait(WAIT)
+        wait_for(lambda: not any(running(pid) for pid in workers), "end of the orphaned workers")
+    finally:
+        process.kill()
+        for pid in filter(running, workers):
+            os.kill(pid, signal.SIGKILL)
+        process.communicate(timeout=WAIT)
+    assert len(workers) == 2
