@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -133,35 +134,35 @@ def test_a_stopped_run_leaves_no_part_file(tmp_path: Path, signum: int) -> None:
     assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
 
 
-def test_a_dead_worker_ends_the_run_with_a_message(tmp_path: Path) -> None:
-    many_questions(tmp_path, 300)
-    process = start_answer(tmp_path, "--jobs", "2")
+def stopped_with_two_workers(work: Path, stop: Callable[[subprocess.Popen[str]], None]) -> tuple[int, str]:
+    """`coqa answer --jobs 2` over many questions, stopped by `stop` a second
+    after both workers started: its return code and stderr; it left no
+    result and no `.part` file."""
+    many_questions(work, 300)
+    process = start_answer(work, "--jobs", "2")
     try:
         wait_for(lambda: len(worker_pids(process.pid)) == 2 or process.poll() is not None, "two workers")
         time.sleep(1)
-        os.kill(worker_pids(process.pid)[0], signal.SIGKILL)
+        stop(process)
         _, stderr = process.communicate(timeout=WAIT)
     finally:
         process.kill()
-    assert process.returncode == 1, stderr
+    assert not list(work.glob(".*.part")) and not (work / "result.txt").exists()
+    return process.returncode, stderr
+
+
+def test_a_dead_worker_ends_the_run_with_a_message(tmp_path: Path) -> None:
+    returncode, stderr = stopped_with_two_workers(tmp_path, lambda process: os.kill(worker_pids(process.pid)[0], signal.SIGKILL))
+    assert returncode == 1, stderr
     assert stderr.splitlines()[-1].startswith("coqa: error: a worker process (of --jobs 2) died while answering: process "), stderr
     assert "was killed by SIGKILL" in stderr.splitlines()[-1] and "Traceback" not in stderr, stderr
-    assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
 
 
 def test_ctrl_c_ends_a_jobs_run_with_one_line(tmp_path: Path) -> None:
-    many_questions(tmp_path, 300)
-    process = start_answer(tmp_path, "--jobs", "2")
-    try:
-        wait_for(lambda: len(worker_pids(process.pid)) == 2 or process.poll() is not None, "two workers")
-        time.sleep(1)
-        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: every process of the group
-        _, stderr = process.communicate(timeout=WAIT)
-    finally:
-        process.kill()
-    assert process.returncode == 128 + signal.SIGINT, stderr
+    # What Ctrl-C in a terminal does: SIGINT to every process of the group.
+    returncode, stderr = stopped_with_two_workers(tmp_path, lambda process: os.killpg(process.pid, signal.SIGINT))
+    assert returncode == 128 + signal.SIGINT, stderr
     assert stderr.endswith("coqa: error: interrupted\n") and "Traceback" not in stderr, stderr
-    assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "result.txt").exists()
 
 
 def running(pid: int) -> bool:
