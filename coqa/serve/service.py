@@ -21,13 +21,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import Any
 
+from coqa.child_process import die_with_parent, ignore_interrupt, stop_workers
 from coqa.config import Settings
 from coqa.explanation import KB_FAILURES, Answer, Failure, FailureKind
 from coqa.kb import STORE_SUBDIR, KnowledgeBase, open_kb, store_directory
 from coqa.kb.base import KBError
 from coqa.kb.loading.manifest import read_manifest
 from coqa.pipeline import Pipeline
-from coqa.child_process import die_with_parent, ignore_interrupt, stop_workers
 
 # The cheapest query that needs a working knowledge base.
 PROBE_QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from coqa.child_process import die_with_parent, ignore_interrupt, limit_memory
 from coqa.config import Settings
 from coqa.kb import KnowledgeBase, QueryResult, open_kb
 from coqa.kb.base import KBError
 from coqa.kb.sparql_text import COMMENT, PUNCT, SPACE, Token, structure, tokens
-from coqa.child_process import die_with_parent, ignore_interrupt, limit_memory
 
 PROCESS_START_TIMEOUT = 120.0
 # Data memory of the query process: the store opened read-only needs about

@@ -20,7 +20,7 @@ from typing import Callable
 import pytest
 
 from coqa.kb.demo import DEMO_QUESTIONS
-from tests.integration.cli_run import worker_pids
+from coqa.testing.local_process import worker_pids
 
 QUESTION = "周星驰的身高是多少？\n"
 ANSWER = '"174cm"\n'

@@ -30,7 +30,7 @@ from coqa.pipeline import MAX_QUESTION_LENGTH  # noqa: E402
 from coqa.serve.schemas import MAX_BATCH  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 from coqa.testing.oxigraph_server import serve_store_copy  # noqa: E402
-from tests.integration.cli_run import worker_pids  # noqa: E402
+from coqa.testing.local_process import worker_pids  # noqa: E402
 
 TIMEOUT = 60
 SPARQL_SECONDS = 2

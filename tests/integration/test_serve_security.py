@@ -27,7 +27,7 @@ from coqa.serve.server import WRITE_STALL_SECONDS  # noqa: E402
 from coqa.serve.sparql import with_row_cap  # noqa: E402
 
 from conftest import Loopback, Reply, Request, never_in_time  # noqa: E402
-from tests.integration.cli_run import worker_pids  # noqa: E402
+from coqa.testing.local_process import worker_pids  # noqa: E402
 
 
 
