@@ -31,16 +31,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchutil import machine_load, run_in_work_dir  # noqa: E402
 
-from coqa.testing.local_process import worker_pids  # noqa: E402
+from coqa.testing.local_process import clean_environment, worker_pids  # noqa: E402
 
 WORKER_DIED = "coqa: error: a worker process"
 
 
 def coqa_answer(checkout: Path | None, arguments: list[str], work: Path) -> subprocess.Popen[bytes]:
     """`coqa answer ARGUMENTS` in its own process group, stderr to work/stderr.txt."""
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    if checkout is not None:
-        environment["PYTHONPATH"] = str(checkout)
+    environment = clean_environment() if checkout is None else clean_environment(PYTHONPATH=str(checkout))
     # -X faulthandler: a run that hangs prints every thread's stack on SIGABRT.
     command = [sys.executable, "-X", "faulthandler", "-m", "coqa.cli.main", "answer", *arguments]
     with open(work / "stderr.txt", "wb") as stderr:

@@ -5,6 +5,7 @@ a coqa process spawned (`coqa answer --jobs`, `coqa serve --workers`)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 from pathlib import Path
@@ -25,6 +26,13 @@ def stop_process(process: subprocess.Popen, timeout: float) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """The environment of a coqa command run by a test or a benchmark: no COQA_* of the caller, plus `extra`."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
+    environment.update(extra)
+    return environment
 
 
 def worker_pids(parent: int) -> list[int]:

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from coqa.testing.local_process import clean_environment
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """The environment of a CLI run: no COQA_* of the caller, plus `extra`."""
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    environment.update(extra)
-    return environment
 
 
 def run_coqa(arguments: list[str], timeout: float = 300, **environment: str) -> subprocess.CompletedProcess[str]:

@@ -20,7 +20,7 @@ from typing import Callable
 import pytest
 
 from coqa.kb.demo import DEMO_QUESTIONS
-from coqa.testing.local_process import worker_pids
+from coqa.testing.local_process import clean_environment, worker_pids
 
 QUESTION = "周星驰的身高是多少？\n"
 ANSWER = '"174cm"\n'
@@ -28,9 +28,7 @@ WAIT = 120
 
 
 def environment(work: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env["COQA_CACHE_DIR"] = str(work / "cache")
-    return env
+    return clean_environment(COQA_CACHE_DIR=str(work / "cache"))
 
 
 def coqa_answer(work: Path, *argv: str) -> subprocess.CompletedProcess[str]:
