@@ -40,10 +40,11 @@ import coqa.kb.loading.loader as loader
 loader.PARALLEL_BYTES = 0  # the mention index in a second process, as for large inputs
 try:
     report = loader.load_kb([sys.argv[1]], sys.argv[2], mode=sys.argv[3], progress=False)
+    # Inside the try: a SIGINT that lands once the load is done must not end the runner by an uncaught KeyboardInterrupt.
+    print(json.dumps(report.notes), flush=True)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     sys.exit(130)
-print(json.dumps(report.notes), flush=True)
 """
 # Where to interrupt: a path inside the load's work folder whose appearance marks the point.
 POINTS = {"setup": "", "store pass": STORE_SUBDIR, "index saved": f"{INDEX_SUBDIR}/mentions.marisa"}
