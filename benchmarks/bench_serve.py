@@ -39,6 +39,7 @@ from benchutil import format_table, machine_load  # noqa: E402
 
 from coqa.dataset import read_ccks  # noqa: E402
 from coqa.testing.coqa_serve import coqa_serve  # noqa: E402
+from coqa.testing.local_process import clean_environment  # noqa: E402
 
 DEV_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pkubase-bench" / "dev.txt"
 REQUEST_TIMEOUT = 60.0
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q.question for q in read_ccks(args.questions)]
     print(f"machine before: {machine_load()}")
     with tempfile.TemporaryDirectory(prefix="coqa-bench-serve-") as work:
-        env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
+        env = clean_environment()
         options = ["--store", str(args.store), "--workers", str(args.workers)]
         with coqa_serve(options, Path(work) / "serve.log", env=env) as server:
             run_level(server.url, questions[::-1], max(args.clients), 4 * max(args.clients), args.seconds)  # warm-up

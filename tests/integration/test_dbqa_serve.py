@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Iterator
 
@@ -13,6 +12,7 @@ pytest.importorskip("fastapi", reason="coqa serve needs the serve extra: pip ins
 
 from coqa.serve.dbqa import MAX_SENTENCES  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
+from coqa.testing.local_process import clean_environment  # noqa: E402
 
 TIMEOUT = 60
 PASSAGE = "长江是中国第一大河。长江全长约6300公里，流域面积180万平方公里。长江流经青海、西藏、四川等省区。"
@@ -21,8 +21,7 @@ PASSAGE = "长江是中国第一大河。长江全长约6300公里，流域面�
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     work = tmp_path_factory.mktemp("serve-dbqa")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env["COQA_CACHE_DIR"] = str(work / "cache")
+    env = clean_environment(COQA_CACHE_DIR=str(work / "cache"))
     with coqa_serve([], Path(work) / "serve.log", env=env) as running:
         yield running
 

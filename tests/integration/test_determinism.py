@@ -4,7 +4,6 @@ knowledge base under different hash seeds write byte-identical model files
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from coqa.kb.demo import DEMO_DIR, ensure_demo_store
+from coqa.testing.local_process import clean_environment
 
 DEMO_CCKS = DEMO_DIR / "questions.ccks.txt"
 
@@ -22,8 +22,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def train_in_process(store: str, output: Path, hash_seed: str) -> None:
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    environment["PYTHONHASHSEED"] = hash_seed
+    environment = clean_environment(PYTHONHASHSEED=hash_seed)
     command = [sys.executable, "-m", "coqa.cli.main", "train", str(DEMO_CCKS), "--store", store, "-o", str(output)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
     assert done.returncode == 0, done.stderr

@@ -5,7 +5,6 @@ hidden after a comment ending in a lone CR is bounded without a crash."""
 from __future__ import annotations
 
 import http.server
-import os
 import subprocess
 import sys
 import threading
@@ -18,6 +17,7 @@ import pytest
 from coqa.kb.base import KBError
 from coqa.kb.backends.gstore import GStore
 from coqa.testing.gstore_server import GStoreServer
+from coqa.testing.local_process import clean_environment
 from coqa.kb.backends.oxigraph_store import OxigraphStore
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 
@@ -83,8 +83,7 @@ def test_the_word_service_inside_names_strings_and_variables_is_harmless(embedde
 
 
 def run_sparql(query: str, *options: str) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env.update(COQA_TIMEOUT="5", COQA_RETRIES="0")
+    env = clean_environment(COQA_TIMEOUT="5", COQA_RETRIES="0")
     return subprocess.run(
         [sys.executable, "-m", "coqa.cli.main", "sparql", "-", *options],
         input=query, capture_output=True, text=True, env=env, timeout=120,

@@ -6,7 +6,6 @@ its decoded size while it streams."""
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import pytest
 
 from coqa.kb.base import KBError
 from coqa.kb.backends.gstore import GStore
-from coqa.testing.local_process import free_port
+from coqa.testing.local_process import clean_environment, free_port
 from coqa.kb.names import Term
 from coqa.kb.backends.sparql_endpoint import SparqlEndpoint
 
@@ -27,8 +26,7 @@ QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"
 
 
 def run_sparql(*options: str, timeout: str = "1", retries: str = "2") -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env.update(COQA_TIMEOUT=timeout, COQA_RETRIES=retries, COQA_RETRY_BACKOFF="0.01")
+    env = clean_environment(COQA_TIMEOUT=timeout, COQA_RETRIES=retries, COQA_RETRY_BACKOFF="0.01")
     return subprocess.run(
         [sys.executable, "-m", "coqa.cli.main", "sparql", QUERY, *options],
         capture_output=True, text=True, env=env, timeout=60,
@@ -136,8 +134,7 @@ def test_a_gzip_bomb_is_refused_within_bounded_memory(
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss << 10);"
         "print(done.returncode); print(done.stderr, end='')"
     )
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env.update(COQA_TIMEOUT="30", COQA_RETRIES="0")
+    env = clean_environment(COQA_TIMEOUT="30", COQA_RETRIES="0")
     command = [sys.executable, "-c", measure, sys.executable, "-m", "coqa.cli.main", "sparql", QUERY, "--endpoint", server.url]
     peak, returncode, stderr = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120).stdout.split("\n", 2)
     # Refused either for its decoded size or, as coqa's client does, for a layered encoding it never asks for.

@@ -30,7 +30,7 @@ from coqa.pipeline import MAX_QUESTION_LENGTH  # noqa: E402
 from coqa.serve.schemas import MAX_BATCH  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 from coqa.testing.oxigraph_server import serve_store_copy  # noqa: E402
-from coqa.testing.local_process import worker_pids  # noqa: E402
+from coqa.testing.local_process import clean_environment, worker_pids  # noqa: E402
 
 TIMEOUT = 60
 SPARQL_SECONDS = 2
@@ -39,10 +39,7 @@ DEV_SAMPLE_STEP = 20  # every 20th dev question: 36 of 703
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """The environment of a server or CLI run: no COQA_* of the caller, a private cache."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env["COQA_CACHE_DIR"] = str(tmp_path / "cache")
-    env.update(extra)
-    return env
+    return clean_environment(**{"COQA_CACHE_DIR": str(tmp_path / "cache"), **extra})
 
 
 def coqa_answer(questions: list[str], options: list[str], env: dict[str, str], work: Path) -> list[str]:

@@ -7,7 +7,6 @@ COQA_SCREENSHOT_DIR, else to `screenshots0/` in pytest's temporary directory
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Iterator
@@ -25,6 +24,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from coqa.testing.chromium import chromium_missing, headless_chromium  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
+from coqa.testing.local_process import clean_environment  # noqa: E402
 
 WAIT = 60
 
@@ -36,8 +36,7 @@ if reason := chromium_missing():
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """`coqa serve` over the shipped demo knowledge base."""
     work = tmp_path_factory.mktemp("serve-browser")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env["COQA_CACHE_DIR"] = str(work / "cache")
+    env = clean_environment(COQA_CACHE_DIR=str(work / "cache"))
     with coqa_serve(["--sparql-timeout", "5"], work / "serve.log", env=env) as running:
         yield running
 

@@ -27,7 +27,7 @@ from coqa.serve.server import WRITE_STALL_SECONDS  # noqa: E402
 from coqa.serve.sparql import with_row_cap  # noqa: E402
 
 from conftest import Loopback, Reply, Request, never_in_time  # noqa: E402
-from coqa.testing.local_process import worker_pids  # noqa: E402
+from coqa.testing.local_process import clean_environment, worker_pids  # noqa: E402
 
 
 
@@ -99,9 +99,7 @@ def resident_bytes(pids: list[int]) -> int:
 
 def server_env(work: Path) -> dict[str, str]:
     """The environment of a server: no COQA_* of the caller, a private cache."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env["COQA_CACHE_DIR"] = str(work / "cache")
-    return env
+    return clean_environment(COQA_CACHE_DIR=str(work / "cache"))
 
 
 @pytest.fixture(scope="module")

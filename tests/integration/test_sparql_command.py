@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from conftest import BENCH_DIR, WRITER
 
 from coqa.cli.main import main
 from coqa.testing.gstore_server import GStoreServer
-from coqa.testing.local_process import free_port
+from coqa.testing.local_process import clean_environment, free_port
 
 TWO_COLUMNS = (
     "select ?x ?a where { ?x <类型> <虚构长篇小说> . ?x <出版社> <青石出版社> optional { ?x <别名> ?a } } order by ?x"
@@ -91,8 +90,7 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], messa
 
 def run_process(*argv: str) -> subprocess.CompletedProcess[str]:
     """The real console entry point in a fresh interpreter, with no COQA_* settings."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COQA_")}
-    env.update(COQA_TIMEOUT="2", COQA_RETRIES="1", COQA_RETRY_BACKOFF="0.01")
+    env = clean_environment(COQA_TIMEOUT="2", COQA_RETRIES="1", COQA_RETRY_BACKOFF="0.01")
     return subprocess.run(
         [sys.executable, "-m", "coqa.cli.main", *argv], capture_output=True, text=True, env=env, timeout=60
     )
