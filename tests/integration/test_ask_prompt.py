@@ -14,7 +14,7 @@ import termios
 import time
 from pathlib import Path
 
-from tests.integration.cli_run import clean_environment
+from coqa.testing.local_process import clean_environment
 
 DEADLINE = 120.0
 

@@ -11,7 +11,8 @@ import requests
 
 from coqa.kb.demo import DEMO_QUESTIONS
 from coqa.testing.coqa_serve import coqa_serve
-from tests.integration.cli_run import clean_environment, run_coqa
+from coqa.testing.local_process import clean_environment
+from tests.integration.cli_run import run_coqa
 
 
 def _answer(store: str, model: Path, tmp_path: Path, *extra: str) -> tuple[list[str], list[dict]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from coqa.kb.demo import DEMO_QUESTIONS
-from tests.integration.cli_run import clean_environment
+from coqa.testing.local_process import clean_environment
 
 
 @pytest.mark.parametrize("part", ["ranker.txt", "linker.txt", "neighbours.npz"])

@@ -27,7 +27,7 @@ from coqa.serve.dbqa import MAX_PASSAGE  # noqa: E402
 from coqa.testing.chromium import chromium_missing, headless_chromium  # noqa: E402
 from coqa.testing.coqa_serve import RunningServer, coqa_serve  # noqa: E402
 from coqa.testing.local_process import stop_process  # noqa: E402
-from tests.integration.cli_run import clean_environment  # noqa: E402
+from coqa.testing.local_process import clean_environment  # noqa: E402
 
 WAIT = 60
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
